@@ -1,0 +1,82 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by Store methods. Their text is Redis's exact error reply without the
+// leading '-', so the command layer can write "-"+err.Error().
+var (
+	// ErrWrongType is returned when a string command meets a key of another type.
+	ErrWrongType = errors.New("WRONGTYPE Operation against a key holding the wrong kind of value")
+	// ErrOOM is returned by writes that would exceed MaxMemory under NoEviction, or when
+	// no key can be evicted under the configured policy.
+	ErrOOM = errors.New("OOM command not allowed when used memory > 'maxmemory'.")
+	// ErrNotInteger is returned by IncrBy when the value is not a 64-bit integer.
+	ErrNotInteger = errors.New("ERR value is not an integer or out of range")
+	// ErrOverflow is returned by IncrBy when the result would not fit in 64 bits.
+	ErrOverflow = errors.New("ERR increment or decrement would overflow")
+	// ErrNotFloat is returned by IncrByFloat when the value is not a valid float.
+	ErrNotFloat = errors.New("ERR value is not a valid float")
+	// ErrNaNOrInf is returned by IncrByFloat when the result is not finite.
+	ErrNaNOrInf = errors.New("ERR increment would produce NaN or Infinity")
+	// ErrNoSuchKey is returned by Rename and RenameNX when the source is missing.
+	ErrNoSuchKey = errors.New("ERR no such key")
+	// ErrTooLong is returned when a write would make a string longer than MaxStringLen.
+	ErrTooLong = errors.New("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+	// ErrOffsetRange is returned by SetRange for a negative offset.
+	ErrOffsetRange = errors.New("ERR offset is out of range")
+)
+
+// MaxStringLen is the largest string value Append and SetRange may build (Redis's
+// proto-max-bulk-len default, 512 MiB).
+const MaxStringLen = 512 << 20
+
+// Policy is the maxmemory eviction policy.
+type Policy int
+
+// Eviction policies, named as in redis.conf.
+const (
+	NoEviction Policy = iota
+	AllKeysRandom
+	AllKeysLRU
+	VolatileLRU
+	VolatileTTL
+)
+
+var policyNames = [...]string{"noeviction", "allkeys-random", "allkeys-lru", "volatile-lru", "volatile-ttl"}
+
+// String returns the redis.conf name of p.
+func (p Policy) String() string {
+	if p < 0 || int(p) >= len(policyNames) {
+		return fmt.Sprintf("Policy(%d)", int(p))
+	}
+	return policyNames[p]
+}
+
+// ParsePolicy parses a redis.conf maxmemory-policy name (case-insensitive).
+func ParsePolicy(s string) (Policy, error) {
+	for i, n := range policyNames {
+		if equalFold(s, n) {
+			return Policy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unsupported maxmemory-policy %q (supported: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl)", s)
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}

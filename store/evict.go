@@ -1,0 +1,119 @@
+package store
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+)
+
+// Eviction, after Redis's approximate LRU: rather than keep a global LRU list (a pointer
+// per key), sample a few keys from random shards and evict the best candidate under the
+// policy: the longest idle by the coarse LRU clock, the nearest expiry, or any key.
+
+const (
+	evictShardSamples = 5 // shards sampled per eviction
+	evictKeySamples   = 5 // candidate keys per sampled shard (maxmemory-samples)
+	// evictScanLimit bounds the entries walked in a shard to find volatile candidates.
+	evictScanLimit = 64
+)
+
+// reserve makes room for a write of about need bytes under MaxMemory, evicting per the
+// policy. It runs before the write takes its shard lock, because eviction locks others.
+func (s *Store) reserve(need int64) error {
+	limit := s.maxMemory.Load()
+	if limit <= 0 {
+		return nil
+	}
+	need += entryOverhead
+	for s.used.Load()+need > limit {
+		p := Policy(s.policy.Load())
+		if p == NoEviction || !s.evictOne(p) {
+			return ErrOOM
+		}
+	}
+	return nil
+}
+
+type evictCandidate struct {
+	shard int
+	hash  uint32
+	score int64 // higher is evicted first
+	key   []byte
+	found bool
+}
+
+// evictOne evicts one key chosen by policy p and reports whether it found one.
+func (s *Store) evictOne(p Policy) bool {
+	var best evictCandidate
+	for t := 0; t < evictShardSamples; t++ {
+		s.sampleShard(rand.IntN(len(s.shards)), p, &best, false)
+	}
+	if !best.found { // sparse keyspace: walk every shard before giving up
+		for i := range s.shards {
+			if s.sampleShard(i, p, &best, true); best.found {
+				break
+			}
+		}
+	}
+	if !best.found {
+		return false
+	}
+	sh := &s.shards[best.shard]
+	sh.mu.Lock()
+	before := sh.used
+	if slot, id := sh.find(best.hash, best.key); id >= 0 {
+		sh.remove(slot, id)
+		s.evictedKeys.Add(1)
+	}
+	s.account(sh.used - before)
+	sh.mu.Unlock()
+	return true
+}
+
+// sampleShard offers up to evictKeySamples keys of shard i to best. full walks the
+// whole shard instead of a bounded stretch from a random start.
+func (s *Store) sampleShard(i int, p Policy, best *evictCandidate, full bool) {
+	sh := &s.shards[i]
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	n := len(sh.entries)
+	if sh.count == 0 || ((p == VolatileLRU || p == VolatileTTL) && sh.volatile == 0) {
+		return
+	}
+	clock := s.lruClock()
+	limit := evictScanLimit
+	if full {
+		limit = n
+	}
+	start := rand.IntN(n)
+	taken := 0
+	for k := 0; k < limit && taken < evictKeySamples; k++ {
+		id := start + k
+		if p == AllKeysRandom || p == AllKeysLRU {
+			id = rand.IntN(n) // all entries qualify: sample at random, not a stretch
+		}
+		e := &sh.entries[id%n]
+		meta := atomic.LoadUint32(&e.meta) // readers update the LRU clock concurrently
+		if uint8(meta>>24) == kindFree {
+			continue
+		}
+		var score int64
+		switch p {
+		case AllKeysRandom:
+		case AllKeysLRU, VolatileLRU:
+			if p == VolatileLRU && e.expireAt() == 0 {
+				continue
+			}
+			score = int64((clock - meta) & lruMask) // idle seconds, wrap-safe
+		case VolatileTTL:
+			if e.expireAt() == 0 {
+				continue
+			}
+			score = -e.expireAt()
+		}
+		taken++
+		if !best.found || score > best.score {
+			best.found, best.shard, best.hash, best.score = true, i, e.hash, score
+			best.key = append(best.key[:0], sh.key(e)...)
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package store
+
+// ExpireCond is the NX / XX / GT / LT condition of the EXPIRE family.
+type ExpireCond int
+
+// Expire conditions (Redis 7). GT and LT treat a key without expiry as infinite.
+const (
+	ExpireAlways ExpireCond = iota
+	ExpireNX                // only if the key has no expiry
+	ExpireXX                // only if the key has an expiry
+	ExpireGT                // only if the new expiry is greater than the current one
+	ExpireLT                // only if the new expiry is less than the current one
+)
+
+// Del deletes keys and returns how many existed.
+func (s *Store) Del(keys [][]byte) int {
+	if len(keys) == 1 {
+		h := s.hash(keys[0])
+		sh := s.shardOf(h)
+		sh.mu.Lock()
+		n := s.delLocked(sh, uint32(h), keys[0])
+		sh.mu.Unlock()
+		return n
+	}
+	var ml multiLock
+	s.lockKeys(&ml, keys, 1, true)
+	n := 0
+	for i, k := range keys {
+		n += s.delLocked(&s.shards[ml.shard[i]], uint32(ml.hash[i]), k)
+	}
+	ml.unlock(s)
+	return n
+}
+
+func (s *Store) delLocked(sh *shard, h uint32, key []byte) int {
+	before := sh.used
+	slot, id := s.lookupWrite(sh, h, key)
+	if id < 0 {
+		s.account(sh.used - before)
+		return 0
+	}
+	sh.remove(slot, id)
+	s.account(sh.used - before)
+	return 1
+}
+
+// Exists counts how many of keys exist; a key named twice counts twice.
+func (s *Store) Exists(keys [][]byte) int {
+	var ml multiLock
+	s.lockKeys(&ml, keys, 1, false)
+	n, now := 0, int64(-1)
+	for i, k := range keys {
+		sh := &s.shards[ml.shard[i]]
+		if _, id := sh.find(uint32(ml.hash[i]), k); id >= 0 {
+			e := &sh.entries[id]
+			if e.expireAt() != 0 && now < 0 {
+				now = s.now()
+			}
+			if !e.expired(now) {
+				n++
+			}
+		}
+	}
+	ml.unlock(s)
+	return n
+}
+
+// Type returns the type name of key: "none" when missing, "string", ...
+func (s *Store) Type(key []byte) string {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	id, _ := s.lookupRead(sh, uint32(h), key)
+	if id < 0 {
+		return "none"
+	}
+	return kindName(sh.entries[id].kind())
+}
+
+func kindName(k uint8) string {
+	switch k {
+	case kindString:
+		return "string"
+	default:
+		return "none"
+	}
+}
+
+// Expire sets key's expiry to atMillis (unix ms) if cond allows and reports whether it
+// did. A time at or before now deletes the key (true if it existed and cond allowed).
+func (s *Store) Expire(key []byte, atMillis int64, cond ExpireCond) bool {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	before := sh.used
+	defer func() { s.account(sh.used - before) }()
+	slot, id := s.lookupWrite(sh, uint32(h), key)
+	if id < 0 {
+		return false
+	}
+	e := &sh.entries[id]
+	cur := e.expireAt()
+	switch cond {
+	case ExpireNX:
+		if cur != 0 {
+			return false
+		}
+	case ExpireXX:
+		if cur == 0 {
+			return false
+		}
+	case ExpireGT:
+		if cur == 0 || atMillis <= cur {
+			return false
+		}
+	case ExpireLT:
+		if cur != 0 && atMillis >= cur {
+			return false
+		}
+	}
+	if atMillis <= s.now() {
+		sh.remove(slot, id)
+		return true
+	}
+	sh.setExpiry(e, atMillis)
+	return true
+}
+
+// PTTL returns the milliseconds key has left: -2 if missing, -1 if it has no expiry.
+func (s *Store) PTTL(key []byte) int64 {
+	t, now := s.expiry(key)
+	if t < 0 {
+		return t
+	}
+	return t - now
+}
+
+// ExpireTime returns key's expiry as unix ms: -2 if missing, -1 if it has no expiry.
+func (s *Store) ExpireTime(key []byte) int64 {
+	t, _ := s.expiry(key)
+	return t
+}
+
+func (s *Store) expiry(key []byte) (at, now int64) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	_, id := sh.find(uint32(h), key)
+	if id < 0 {
+		return -2, 0
+	}
+	t := sh.entries[id].expireAt()
+	if t == 0 {
+		return -1, 0
+	}
+	now = s.now()
+	if now > t {
+		return -2, 0
+	}
+	return t, now
+}
+
+// Persist removes key's expiry and reports whether it had one.
+func (s *Store) Persist(key []byte) bool {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	before := sh.used
+	defer func() { s.account(sh.used - before) }()
+	_, id := s.lookupWrite(sh, uint32(h), key)
+	if id < 0 || sh.entries[id].expireAt() == 0 {
+		return false
+	}
+	sh.setExpiry(&sh.entries[id], 0)
+	return true
+}
+
+// Rename moves src's value and expiry to dst, replacing dst. ErrNoSuchKey if src is
+// missing. Renaming a key to itself succeeds and changes nothing.
+func (s *Store) Rename(src, dst []byte) error {
+	_, err := s.rename(src, dst, false)
+	return err
+}
+
+// RenameNX is Rename only if dst does not exist; it reports whether it renamed.
+func (s *Store) RenameNX(src, dst []byte) (bool, error) {
+	return s.rename(src, dst, true)
+}
+
+func (s *Store) rename(src, dst []byte, nx bool) (bool, error) {
+	var ml multiLock
+	keys := [2][]byte{src, dst}
+	s.lockKeys(&ml, keys[:], 1, true)
+	defer ml.unlock(s)
+	ssh, dsh := &s.shards[ml.shard[0]], &s.shards[ml.shard[1]]
+	sb, db := ssh.used, dsh.used
+	defer func() {
+		s.account(ssh.used - sb)
+		if dsh != ssh {
+			s.account(dsh.used - db)
+		}
+	}()
+	sslot, sid := s.lookupWrite(ssh, uint32(ml.hash[0]), src)
+	if sid < 0 {
+		return false, ErrNoSuchKey
+	}
+	if string(src) == string(dst) {
+		return !nx, nil
+	}
+	dslot, did := s.lookupWrite(dsh, uint32(ml.hash[1]), dst)
+	if did >= 0 {
+		if nx {
+			return false, nil
+		}
+		dsh.remove(dslot, did)
+		if ssh == dsh { // the removal may have moved src's slot or id
+			sslot, sid = ssh.find(uint32(ml.hash[0]), src)
+		}
+	}
+	e := ssh.entries[sid]
+	nid, ok := dsh.insert(uint32(ml.hash[1]), dst, int(e.vlen), e.kind(), e.meta&lruMask)
+	if !ok {
+		return false, ErrOOM
+	}
+	if ssh == dsh { // the insert may have rehashed the shard
+		sslot, sid = ssh.find(uint32(ml.hash[0]), src)
+		e = ssh.entries[sid]
+	}
+	ne := &dsh.entries[nid]
+	copy(dsh.val(ne), ssh.val(&e))
+	dsh.setExpiry(ne, e.expireAt())
+	ssh.remove(sslot, sid)
+	return true, nil
+}
+
+// MGet visits the value of every key in order (found=false for missing or non-string
+// keys) while holding all their shards, so the result is one atomic snapshot. val is
+// arena memory valid only during visit; visit must not call back into s.
+func (s *Store) MGet(keys [][]byte, visit func(i int, val []byte, found bool)) {
+	var ml multiLock
+	s.lockKeys(&ml, keys, 1, false)
+	now := int64(-1)
+	for i, k := range keys {
+		sh := &s.shards[ml.shard[i]]
+		_, id := sh.find(uint32(ml.hash[i]), k)
+		if id >= 0 {
+			e := &sh.entries[id]
+			if e.expireAt() != 0 && now < 0 {
+				now = s.now()
+			}
+			if !e.expired(now) && e.kind() == kindString {
+				s.touch(e)
+				sh.hits.Add(1)
+				visit(i, sh.val(e), true)
+				continue
+			}
+		}
+		sh.misses.Add(1)
+		visit(i, nil, false)
+	}
+	ml.unlock(s)
+}
+
+// MSet sets k1 v1 k2 v2 ... atomically, clearing their expiries.
+func (s *Store) MSet(pairs [][]byte) error {
+	_, err := s.mset(pairs, false)
+	return err
+}
+
+// MSetNX is MSet only if none of the keys exists; it reports whether it set them.
+func (s *Store) MSetNX(pairs [][]byte) (bool, error) {
+	return s.mset(pairs, true)
+}
+
+func (s *Store) mset(pairs [][]byte, nx bool) (bool, error) {
+	if len(pairs)%2 != 0 {
+		panic("store: MSet needs key value pairs")
+	}
+	var need int64
+	for _, p := range pairs {
+		need += int64(len(p))
+	}
+	if err := s.reserve(need); err != nil {
+		return false, err
+	}
+	var ml multiLock
+	s.lockKeys(&ml, pairs, 2, true)
+	defer ml.unlock(s)
+	for _, i := range ml.order {
+		defer func(sh *shard, before int64) { s.account(sh.used - before) }(&s.shards[i], s.shards[i].used)
+	}
+	if nx {
+		for i := 0; i < len(pairs); i += 2 {
+			if _, id := s.lookupWrite(&s.shards[ml.shard[i/2]], uint32(ml.hash[i/2]), pairs[i]); id >= 0 {
+				return false, nil
+			}
+		}
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		sh := &s.shards[ml.shard[i/2]]
+		if _, _, _, err := s.setLocked(sh, uint32(ml.hash[i/2]), pairs[i], pairs[i+1], SetOptions{}, nil); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,58 @@
+package store
+
+import "slices"
+
+// multiLock holds the shards of a multi-key operation. Shards are locked in ascending
+// index order, so two multi-key operations can never wait on each other in a cycle.
+type multiLock struct {
+	hash  []uint64 // per key
+	shard []int    // per key
+	order []int    // distinct shard indices, ascending
+	write bool
+
+	hashBuf  [8]uint64
+	shardBuf [8]int
+	orderBuf [8]int
+}
+
+// lockKeys hashes keys[0], keys[stride], ... and locks their shards.
+func (s *Store) lockKeys(ml *multiLock, keys [][]byte, stride int, write bool) {
+	n := (len(keys) + stride - 1) / stride
+	ml.hash, ml.shard, ml.order = ml.hashBuf[:0], ml.shardBuf[:0], ml.orderBuf[:0]
+	ml.write = write
+	for i := 0; i < len(keys); i += stride {
+		h := s.hash(keys[i])
+		idx := int(h >> s.shardShift)
+		ml.hash = append(ml.hash, h)
+		ml.shard = append(ml.shard, idx)
+		if n <= len(ml.orderBuf) {
+			if !slices.Contains(ml.order, idx) {
+				ml.order = append(ml.order, idx)
+			}
+		}
+	}
+	if n > len(ml.orderBuf) {
+		ml.order = append(ml.order, ml.shard...)
+		slices.Sort(ml.order)
+		ml.order = slices.Compact(ml.order)
+	} else {
+		slices.Sort(ml.order)
+	}
+	for _, i := range ml.order {
+		if write {
+			s.shards[i].mu.Lock()
+		} else {
+			s.shards[i].mu.RLock()
+		}
+	}
+}
+
+func (ml *multiLock) unlock(s *Store) {
+	for i := len(ml.order) - 1; i >= 0; i-- {
+		if ml.write {
+			s.shards[ml.order[i]].mu.Unlock()
+		} else {
+			s.shards[ml.order[i]].mu.RUnlock()
+		}
+	}
+}

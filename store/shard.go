@@ -1,0 +1,244 @@
+package store
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+)
+
+// A shard is an open-addressing index (linear probing, backward-shift deletion, so no
+// tombstones) of uint32 slots over a dense slice of pointer-free entries whose bytes live
+// in the shard's arena. Nothing in the index or the entries holds a Go pointer, so the
+// GC scans neither, however many keys there are.
+//
+// Slot layout: tag<<24 | (id+1), where tag is bits 24..31 of the key's 32-bit hash and id
+// indexes entries; 0 is an empty slot. The tag lets a probe skip most non-matching slots
+// without touching the entry. Every field is guarded by mu; the LRU clock in entry.meta is
+// also written under the read lock, with atomics.
+type shard struct {
+	mu sync.RWMutex
+
+	index     []uint32
+	entries   []entry
+	freeEntry uint32 // id+1 of the first free entry, chained through entry.ref
+
+	count      int   // live entries, expired-but-unreclaimed included
+	volatile   int   // entries with an expiry
+	nextExpiry int64 // lower bound of every expiry in the shard; 0 = none set
+	used       int64 // accounted bytes: blocks plus entryOverhead per key
+	arena      arena
+
+	expireCursor int // where the active expirer resumes in entries
+
+	hits, misses atomic.Int64
+	_            [64]byte // keep neighbouring shards' locks off this cache line
+}
+
+const (
+	slotIDBits = 24
+	slotIDMask = 1<<slotIDBits - 1
+	// maxEntries bounds one shard: ids must fit the slot's 24 bits.
+	maxEntries = slotIDMask - 1
+	minIndex   = 16
+
+	// entryOverhead is what a key costs beyond its block: the entry plus about two index
+	// slots (the table is kept between 3/8 and 3/4 full).
+	entryOverhead = 28 + 8
+)
+
+// Value kinds, kept in the top byte of entry.meta. kindFree marks a free entry.
+const (
+	kindFree uint8 = iota
+	kindString
+)
+
+// entry is 28 bytes with no pointers. The expiry is split in two words so the struct has
+// 4-byte alignment and no padding.
+type entry struct {
+	hash  uint32 // low 32 bits of the key hash: home slot and tag
+	ref   uint32 // arena ref of the key+value block; next free id+1 while free
+	klen  uint32
+	vlen  uint32
+	expLo uint32 // unix ms of expiry, 0 = none
+	expHi uint32
+	meta  uint32 // kind<<24 | LRU clock (24 bits of seconds)
+}
+
+func (e *entry) expireAt() int64     { return int64(e.expHi)<<32 | int64(e.expLo) }
+func (e *entry) setExpireAt(t int64) { e.expLo, e.expHi = uint32(t), uint32(uint64(t)>>32) }
+func (e *entry) kind() uint8         { return uint8(atomic.LoadUint32(&e.meta) >> 24) }
+func (e *entry) size() int           { return int(e.klen) + int(e.vlen) }
+
+// expired reports whether e is past its expiry at now (Redis: expired when now > when).
+func (e *entry) expired(now int64) bool {
+	t := e.expireAt()
+	return t != 0 && now > t
+}
+
+func (sh *shard) key(e *entry) []byte { return sh.arena.block(e.ref, e.size())[:e.klen] }
+func (sh *shard) val(e *entry) []byte { return sh.arena.block(e.ref, e.size())[e.klen:] }
+
+// find returns the slot and id of key, or id = -1 and the empty slot ending its probe.
+func (sh *shard) find(h uint32, key []byte) (slot int, id int) {
+	if len(sh.index) == 0 {
+		return -1, -1
+	}
+	mask := len(sh.index) - 1
+	tag := h >> slotIDBits
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := sh.index[i]
+		if s == 0 {
+			return i, -1
+		}
+		if s>>slotIDBits != tag {
+			continue
+		}
+		id := int(s&slotIDMask) - 1
+		e := &sh.entries[id]
+		if e.hash == h && int(e.klen) == len(key) && bytes.Equal(sh.key(e), key) {
+			return i, id
+		}
+	}
+}
+
+// insert adds key (absent) with room for vlen value bytes and returns its id. The value
+// bytes are left for the caller to fill. ok is false when the shard is full.
+func (sh *shard) insert(h uint32, key []byte, vlen int, kind uint8, clock uint32) (id int, ok bool) {
+	if (sh.count+1)*4 > len(sh.index)*3 {
+		if sh.count+1 > maxEntries {
+			return -1, false
+		}
+		sh.rehash(max(minIndex, len(sh.index)*2))
+	}
+	n := len(key) + vlen
+	ref, ok := sh.arena.alloc(n, n)
+	if !ok {
+		return -1, false
+	}
+	if sh.freeEntry != 0 {
+		id = int(sh.freeEntry) - 1
+		sh.freeEntry = sh.entries[id].ref
+	} else {
+		id = len(sh.entries)
+		sh.entries = append(sh.entries, entry{})
+	}
+	sh.entries[id] = entry{hash: h, ref: ref, klen: uint32(len(key)), vlen: uint32(vlen),
+		meta: uint32(kind)<<24 | clock&lruMask}
+	copy(sh.arena.block(ref, n), key)
+	sh.place(h, id)
+	sh.count++
+	sh.used += int64(sh.arena.blockBytes(ref, n)) + entryOverhead
+	return id, true
+}
+
+// place puts id in the first empty slot of h's probe sequence.
+func (sh *shard) place(h uint32, id int) {
+	mask := len(sh.index) - 1
+	i := int(h) & mask
+	for sh.index[i] != 0 {
+		i = (i + 1) & mask
+	}
+	sh.index[i] = (h>>slotIDBits)<<slotIDBits | uint32(id+1)
+}
+
+// remove deletes the entry id found at slot.
+func (sh *shard) remove(slot, id int) {
+	e := &sh.entries[id]
+	n := e.size()
+	sh.used -= int64(sh.arena.blockBytes(e.ref, n)) + entryOverhead
+	sh.arena.release(e.ref, n)
+	if e.expireAt() != 0 {
+		sh.volatile--
+	}
+	*e = entry{ref: sh.freeEntry}
+	sh.freeEntry = uint32(id + 1)
+	sh.count--
+	sh.unslot(slot)
+	if len(sh.index) > minIndex && sh.count*8 < len(sh.index) {
+		sh.rehash(len(sh.index) / 2)
+	}
+}
+
+// unslot empties slot and shifts later members of the cluster back so that every key
+// stays reachable from its home slot without tombstones.
+func (sh *shard) unslot(hole int) {
+	mask := len(sh.index) - 1
+	sh.index[hole] = 0
+	for j := (hole + 1) & mask; ; j = (j + 1) & mask {
+		s := sh.index[j]
+		if s == 0 {
+			return
+		}
+		home := int(sh.entries[int(s&slotIDMask)-1].hash) & mask
+		// s may move to hole only if hole lies cyclically within [home, j).
+		if (j-home)&mask >= (j-hole)&mask {
+			sh.index[hole] = s
+			sh.index[j] = 0
+			hole = j
+		}
+	}
+}
+
+// rehash rebuilds the index at size slots (a power of two). When the entries slice is
+// mostly free it is compacted too, so memory comes back after mass deletes.
+func (sh *shard) rehash(size int) {
+	if sh.count == 0 {
+		// An empty shard gives all its memory back.
+		sh.index = make([]uint32, max(size, minIndex))
+		sh.entries, sh.freeEntry, sh.expireCursor = nil, 0, 0
+		sh.arena.reset()
+		sh.volatile, sh.nextExpiry = 0, 0
+		return
+	}
+	if len(sh.entries) >= 64 && sh.count*4 < len(sh.entries) {
+		live := make([]entry, 0, sh.count+sh.count/4)
+		for i := range sh.entries {
+			if sh.entries[i].meta>>24 != uint32(kindFree) {
+				live = append(live, sh.entries[i])
+			}
+		}
+		sh.entries, sh.freeEntry, sh.expireCursor = live, 0, 0
+	}
+	sh.index = make([]uint32, size)
+	for id := range sh.entries {
+		if e := &sh.entries[id]; e.meta>>24 != uint32(kindFree) {
+			sh.place(e.hash, id)
+		}
+	}
+}
+
+// setExpiry changes e's expiry keeping the volatile count and the lower bound right.
+func (sh *shard) setExpiry(e *entry, t int64) {
+	old := e.expireAt()
+	if (old != 0) != (t != 0) {
+		if t != 0 {
+			sh.volatile++
+		} else {
+			sh.volatile--
+		}
+	}
+	e.setExpireAt(t)
+	if t != 0 && (sh.nextExpiry == 0 || t < sh.nextExpiry) {
+		sh.nextExpiry = t
+	}
+}
+
+// resize makes e's value vlen bytes long, keeping the first keep value bytes, moving the
+// block if its class changes. room is the capacity hint for large blocks.
+func (sh *shard) resize(e *entry, vlen, keep, room int) bool {
+	n, m := e.size(), int(e.klen)+vlen
+	if sh.arena.fits(e.ref, n, m) {
+		e.vlen = uint32(vlen)
+		sh.used += int64(sh.arena.blockBytes(e.ref, m) - sh.arena.blockBytes(e.ref, n))
+		return true
+	}
+	ref, ok := sh.arena.alloc(m, room)
+	if !ok {
+		return false
+	}
+	copy(sh.arena.block(ref, m), sh.arena.block(e.ref, n)[:int(e.klen)+min(keep, vlen)])
+	sh.used += int64(sh.arena.blockBytes(ref, m) - sh.arena.blockBytes(e.ref, n))
+	sh.arena.release(e.ref, n)
+	e.ref, e.vlen = ref, uint32(vlen)
+	return true
+}

@@ -1,0 +1,215 @@
+package store
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Options configures a Store. The zero value is a usable default.
+type Options struct {
+	Shards               int           // power of two, default 256
+	MaxMemory            int64         // bytes, 0 = unlimited
+	Policy               Policy        // eviction policy when MaxMemory is reached
+	Now                  func() int64  // unix milliseconds; default wall clock (tests inject)
+	ActiveExpireInterval time.Duration // default 100ms; negative disables the active expirer
+}
+
+// Store is a sharded in-memory keyspace. All methods are safe for concurrent use.
+type Store struct {
+	shards     []shard
+	shardShift uint // 64 - log2(len(shards)); the hash's top bits choose the shard
+
+	now       func() int64
+	customNow bool
+	clock     atomic.Uint32 // cached LRU clock (seconds) when the wall clock is used
+
+	maxMemory atomic.Int64
+	policy    atomic.Int32
+	used      atomic.Int64 // sum of shard.used, kept by every write
+
+	expiredKeys atomic.Int64
+	evictedKeys atomic.Int64
+
+	// testHash replaces xxhash in tests that force collisions.
+	testHash func([]byte) uint64
+
+	stop chan struct{}
+	done sync.WaitGroup
+	once sync.Once
+}
+
+// maxShards keeps shard indices and in-shard scan cursors within one uint64 cursor.
+const maxShards = 1 << 16
+
+// lruMask keeps 24 bits of seconds: the LRU clock wraps every 194 days, as in Redis.
+const lruMask = 1<<24 - 1
+
+// New returns a Store configured by o and starts its active expirer (stop it with Close).
+// It panics if o.Shards is not a power of two up to 65536: that is a programming error.
+func New(o Options) *Store {
+	n := o.Shards
+	if n == 0 {
+		n = 256
+	}
+	if n < 0 || n > maxShards || n&(n-1) != 0 {
+		panic(fmt.Sprintf("store: Shards = %d, want a power of two between 1 and %d", o.Shards, maxShards))
+	}
+	s := &Store{
+		shards:     make([]shard, n),
+		shardShift: uint(64 - bits.TrailingZeros(uint(n))),
+		now:        o.Now,
+		customNow:  o.Now != nil,
+		stop:       make(chan struct{}),
+	}
+	if s.now == nil {
+		s.now = func() int64 { return time.Now().UnixMilli() }
+	}
+	s.clock.Store(uint32(s.now()/1000) & lruMask)
+	s.maxMemory.Store(o.MaxMemory)
+	s.policy.Store(int32(o.Policy))
+	interval := o.ActiveExpireInterval
+	if interval == 0 {
+		interval = 100 * time.Millisecond
+	}
+	if interval > 0 || !s.customNow {
+		s.done.Add(1)
+		go s.background(interval)
+	}
+	return s
+}
+
+// Close stops the active expirer and the clock. The Store stays usable (lazy expiry
+// still applies).
+func (s *Store) Close() {
+	s.once.Do(func() { close(s.stop) })
+	s.done.Wait()
+}
+
+func (s *Store) hash(key []byte) uint64 {
+	if s.testHash != nil {
+		return s.testHash(key)
+	}
+	return xxhash.Sum64(key)
+}
+
+func (s *Store) shardOf(h uint64) *shard { return &s.shards[h>>s.shardShift] }
+
+// lruClock is the current coarse LRU clock.
+func (s *Store) lruClock() uint32 {
+	if s.customNow {
+		return uint32(s.now()/1000) & lruMask
+	}
+	return s.clock.Load()
+}
+
+// touch records an access to e; it may run under the read lock, hence the atomics, and it
+// skips the store when the clock has not moved to keep the cache line shared.
+func (s *Store) touch(e *entry) {
+	c := s.lruClock()
+	m := atomic.LoadUint32(&e.meta)
+	if m&lruMask != c {
+		atomic.StoreUint32(&e.meta, m&^lruMask|c)
+	}
+}
+
+// account publishes a shard's change of used memory to the store-wide counter.
+func (s *Store) account(delta int64) {
+	if delta != 0 {
+		s.used.Add(delta)
+	}
+}
+
+// lookupWrite finds key under sh's write lock, reclaiming it if expired.
+func (s *Store) lookupWrite(sh *shard, h uint32, key []byte) (slot, id int) {
+	slot, id = sh.find(h, key)
+	if id >= 0 && sh.entries[id].expired(s.nowIfVolatile(&sh.entries[id])) {
+		sh.remove(slot, id)
+		s.expiredKeys.Add(1)
+		return -1, -1
+	}
+	return slot, id
+}
+
+// nowIfVolatile reads the clock only for keys that can expire.
+func (s *Store) nowIfVolatile(e *entry) int64 {
+	if e.expireAt() == 0 {
+		return 0
+	}
+	return s.now()
+}
+
+// lookupRead finds a live key under sh's read lock. An expired key reports expired=true;
+// the caller reclaims it with reclaim after dropping the read lock.
+func (s *Store) lookupRead(sh *shard, h uint32, key []byte) (id int, expired bool) {
+	_, id = sh.find(h, key)
+	if id >= 0 && sh.entries[id].expired(s.nowIfVolatile(&sh.entries[id])) {
+		return -1, true
+	}
+	return id, false
+}
+
+// reclaim deletes key if it is (still) expired; used after a read saw it expired.
+func (s *Store) reclaim(sh *shard, h uint32, key []byte) {
+	sh.mu.Lock()
+	before := sh.used
+	s.lookupWrite(sh, h, key)
+	s.account(sh.used - before)
+	sh.mu.Unlock()
+}
+
+// SetMaxMemory changes the memory limit (0 = unlimited); it applies to the next write.
+func (s *Store) SetMaxMemory(n int64) { s.maxMemory.Store(n) }
+
+// SetPolicy changes the eviction policy.
+func (s *Store) SetPolicy(p Policy) { s.policy.Store(int32(p)) }
+
+// Stats is a snapshot of keyspace counters, as INFO reports them.
+type Stats struct{ Keys, Expires, ExpiredKeys, EvictedKeys, Hits, Misses, UsedMemory int64 }
+
+// Stats returns current counters. Keys excludes expired keys, like DBSize.
+func (s *Store) Stats() Stats {
+	st := Stats{Keys: int64(s.DBSize())}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		st.Expires += int64(sh.volatile)
+		sh.mu.RUnlock()
+		st.Hits += sh.hits.Load()
+		st.Misses += sh.misses.Load()
+	}
+	st.ExpiredKeys = s.expiredKeys.Load()
+	st.EvictedKeys = s.evictedKeys.Load()
+	st.UsedMemory = s.used.Load()
+	return st
+}
+
+// background runs the LRU clock and the active expirer until Close.
+func (s *Store) background(expireEvery time.Duration) {
+	defer s.done.Done()
+	tick := 100 * time.Millisecond
+	if expireEvery > 0 {
+		tick = min(tick, expireEvery)
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	var lastExpire time.Time
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			if !s.customNow {
+				s.clock.Store(uint32(s.now()/1000) & lruMask)
+			}
+			if expireEvery > 0 && now.Sub(lastExpire) >= expireEvery {
+				lastExpire = now
+				s.activeExpire(expireEvery / 4)
+			}
+		}
+	}
+}
