@@ -151,15 +151,6 @@ func (a *arena) block(ref uint32, n int) []byte {
 // reset drops every page; used by Flush and by compaction of an emptied shard.
 func (a *arena) reset() { *a = arena{} }
 
-// footprint is the heap the arena holds, free blocks included.
-func (a *arena) footprint() int64 {
-	n := int64(len(a.pages)) * pageSize
-	for _, b := range a.large {
-		n += int64(cap(b))
-	}
-	return n
-}
-
 func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }

@@ -12,6 +12,7 @@ var (
 	ErrWrongType = errors.New("WRONGTYPE Operation against a key holding the wrong kind of value")
 	// ErrOOM is returned by writes that would exceed MaxMemory under NoEviction, or when
 	// no key can be evicted under the configured policy.
+	//lint:ignore ST1005 the text is Redis's reply, byte for byte
 	ErrOOM = errors.New("OOM command not allowed when used memory > 'maxmemory'.")
 	// ErrNotInteger is returned by IncrBy when the value is not a 64-bit integer.
 	ErrNotInteger = errors.New("ERR value is not an integer or out of range")

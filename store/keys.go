@@ -78,13 +78,14 @@ func (s *Store) Type(key []byte) string {
 	return kindName(sh.entries[id].kind())
 }
 
+var kindNames = [...]string{kindFree: "none", kindString: "string", kindList: "list",
+	kindHash: "hash", kindSet: "set", kindZSet: "zset", kindStream: "stream"}
+
 func kindName(k uint8) string {
-	switch k {
-	case kindString:
-		return "string"
-	default:
-		return "none"
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
+	return "none"
 }
 
 // Expire sets key's expiry to atMillis (unix ms) if cond allows and reports whether it

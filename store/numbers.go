@@ -66,7 +66,7 @@ func floatSyntax(b []byte) (string, bool) {
 	s := string(b)
 	body := bytes.TrimLeft(b, "+-")
 	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') &&
-		bytes.IndexAny(body, "pP") < 0 {
+		!bytes.ContainsAny(body, "pP") {
 		s += "p0"
 	}
 	return s, true

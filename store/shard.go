@@ -47,9 +47,17 @@ const (
 )
 
 // Value kinds, kept in the top byte of entry.meta. kindFree marks a free entry.
+// Only strings are created today; the other kinds reserve their tags so TYPE and
+// WRONGTYPE already work through one place when their commands arrive (their values
+// will hang off the entry through a per-shard object table).
 const (
 	kindFree uint8 = iota
 	kindString
+	kindList
+	kindHash
+	kindSet
+	kindZSet
+	kindStream
 )
 
 // entry is 28 bytes with no pointers. The expiry is split in two words so the struct has
