@@ -1,0 +1,142 @@
+package kv
+
+import (
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/proto/resp"
+)
+
+// client is the per-connection state kept in the Conn's context.
+//
+// Ownership: everything except the fields marked otherwise is touched only
+// by the connection's loop goroutine. CLIENT LIST and CLIENT KILL, running on
+// other loops, read id/addresses (immutable after OnOpen), the atomics, and
+// the name fields under mu.
+type client struct {
+	conn   *eventloop.Conn
+	parser resp.Parser
+	out    []byte // the Conn's output buffer while OnTraffic runs, else nil
+
+	proto           int  // 2 or 3
+	authed          bool // AUTH succeeded, or no password was required at connect
+	closeAfterReply bool // QUIT, protocol error, CLIENT KILL of itself
+	batchCmds       int64
+
+	// Immutable after OnOpen.
+	id         int64
+	addr       string
+	laddr      string
+	fd         int
+	createdAt  int64 // unix ms
+	lastActive atomic.Int64
+	lastCmd    atomic.Pointer[command]
+	protoShown atomic.Int32 // proto as CLIENT LIST shows it
+
+	mu      sync.Mutex // guards name, libName, libVer
+	name    string
+	libName string
+	libVer  string
+}
+
+func (cl *client) setName(name string) {
+	cl.mu.Lock()
+	cl.name = name
+	cl.mu.Unlock()
+}
+
+func (cl *client) getName() string {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.name
+}
+
+// registry tracks live clients for CLIENT LIST/KILL and INFO.
+type registry struct {
+	mu      sync.Mutex
+	clients map[int64]*client
+	nextID  atomic.Int64
+}
+
+func (r *registry) add(cl *client) {
+	r.mu.Lock()
+	if r.clients == nil {
+		r.clients = make(map[int64]*client)
+	}
+	r.clients[cl.id] = cl
+	r.mu.Unlock()
+}
+
+func (r *registry) remove(cl *client) {
+	r.mu.Lock()
+	delete(r.clients, cl.id)
+	r.mu.Unlock()
+}
+
+func (r *registry) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.clients)
+}
+
+// snapshot returns the live clients ordered by id, the order Redis lists them.
+func (r *registry) snapshot() []*client {
+	r.mu.Lock()
+	list := make([]*client, 0, len(r.clients))
+	for _, cl := range r.clients {
+		list = append(list, cl)
+	}
+	r.mu.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+	return list
+}
+
+// appendClientInfo appends one CLIENT LIST line (without the newline) in
+// Redis 7's field order. Shoal keeps no per-client query or reply buffers
+// while idle, so the buffer fields report 0.
+func appendClientInfo(b []byte, cl *client, now int64) []byte {
+	cl.mu.Lock()
+	name, libName, libVer := cl.name, cl.libName, cl.libVer
+	cl.mu.Unlock()
+	cmd := "NULL"
+	if c := cl.lastCmd.Load(); c != nil {
+		cmd = c.name
+	}
+	b = append(b, "id="...)
+	b = strconv.AppendInt(b, cl.id, 10)
+	b = append(b, " addr="...)
+	b = append(b, cl.addr...)
+	b = append(b, " laddr="...)
+	b = append(b, cl.laddr...)
+	b = append(b, " fd="...)
+	b = strconv.AppendInt(b, int64(cl.fd), 10)
+	b = append(b, " name="...)
+	b = append(b, name...)
+	b = append(b, " age="...)
+	b = strconv.AppendInt(b, (now-cl.createdAt)/1000, 10)
+	b = append(b, " idle="...)
+	b = strconv.AppendInt(b, (now-cl.lastActive.Load())/1000, 10)
+	b = append(b, " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd="...)
+	b = append(b, cmd...)
+	b = append(b, " user=default redir=-1 resp="...)
+	b = strconv.AppendInt(b, int64(cl.protoShown.Load()), 10)
+	b = append(b, " lib-name="...)
+	b = append(b, libName...)
+	b = append(b, " lib-ver="...)
+	b = append(b, libVer...)
+	return b
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+func nowMillis() int64 { return time.Now().UnixMilli() }

@@ -1,0 +1,189 @@
+package kv
+
+// The COMMAND command: COUNT, LIST, INFO, DOCS, HELP.
+
+func cmdCommand(_ *Handler, cl *client, args [][]byte) {
+	if len(args) > 1 {
+		// Reached only for a subcommand-less call; the dispatcher routes
+		// "COMMAND <sub>" to the subcommand.
+		cl.writeError(unknownSubcommandError("command", args[1]))
+		return
+	}
+	cl.writeArray(len(commandOrder))
+	for _, c := range commandOrder {
+		writeCommandInfo(cl, c)
+	}
+}
+
+func cmdCommandCount(_ *Handler, cl *client, _ [][]byte) {
+	cl.writeInt(int64(len(commandOrder)))
+}
+
+func cmdCommandList(_ *Handler, cl *client, args [][]byte) {
+	if len(args) > 2 {
+		cl.writeError(errSyntax) // FILTERBY is not supported
+		return
+	}
+	cl.writeArray(len(commandOrder))
+	for _, c := range commandOrder {
+		cl.writeBulkStr(c.name)
+	}
+}
+
+func cmdCommandInfo(_ *Handler, cl *client, args [][]byte) {
+	if len(args) == 2 {
+		cl.writeArray(len(commandOrder))
+		for _, c := range commandOrder {
+			writeCommandInfo(cl, c)
+		}
+		return
+	}
+	cl.writeArray(len(args) - 2)
+	for _, name := range args[2:] {
+		c := lookupFullName(name)
+		if c == nil {
+			cl.writeNull()
+			continue
+		}
+		writeCommandInfo(cl, c)
+	}
+}
+
+// lookupFullName finds "get" or "client|list".
+func lookupFullName(name []byte) *command {
+	for i, ch := range name {
+		if ch == '|' {
+			parent := lookupName(commands, name[:i])
+			if parent == nil || parent.subs == nil {
+				return nil
+			}
+			return lookupName(parent.subs, name[i+1:])
+		}
+	}
+	return lookupName(commands, name)
+}
+
+// writeCommandInfo writes one COMMAND INFO entry in Redis 7's ten-element
+// shape.
+func writeCommandInfo(cl *client, c *command) {
+	cl.writeArray(10)
+	cl.writeBulkStr(c.name)
+	cl.writeInt(int64(c.arity))
+	cl.writeSet(len(c.flags))
+	for _, f := range c.flags {
+		cl.writeStatus(f)
+	}
+	cl.writeInt(int64(c.firstKey))
+	cl.writeInt(int64(c.lastKey))
+	cl.writeInt(int64(c.step))
+	cl.writeSet(len(c.acl))
+	for _, a := range c.acl {
+		cl.writeStatus(a)
+	}
+	cl.writeSet(len(c.tips))
+	for _, t := range c.tips {
+		cl.writeBulkStr(t)
+	}
+	cl.writeArray(len(c.keySpecs))
+	for _, ks := range c.keySpecs {
+		writeKeySpec(cl, ks)
+	}
+	cl.writeArray(len(c.subOrder))
+	for _, s := range c.subOrder {
+		writeCommandInfo(cl, s)
+	}
+}
+
+func writeKeySpec(cl *client, ks keySpec) {
+	n := 3
+	if ks.notes != "" {
+		n++
+	}
+	cl.writeMap(n)
+	if ks.notes != "" {
+		cl.writeBulkStr("notes")
+		cl.writeBulkStr(ks.notes)
+	}
+	cl.writeBulkStr("flags")
+	cl.writeSet(len(ks.flags))
+	for _, f := range ks.flags {
+		cl.writeStatus(f)
+	}
+	cl.writeBulkStr("begin_search")
+	cl.writeMap(2)
+	cl.writeBulkStr("type")
+	cl.writeBulkStr("index")
+	cl.writeBulkStr("spec")
+	cl.writeMap(1)
+	cl.writeBulkStr("index")
+	cl.writeInt(int64(ks.index))
+	cl.writeBulkStr("find_keys")
+	cl.writeMap(2)
+	cl.writeBulkStr("type")
+	cl.writeBulkStr("range")
+	cl.writeBulkStr("spec")
+	cl.writeMap(3)
+	cl.writeBulkStr("lastkey")
+	cl.writeInt(int64(ks.lastKey))
+	cl.writeBulkStr("keystep")
+	cl.writeInt(int64(ks.keyStep))
+	cl.writeBulkStr("limit")
+	cl.writeInt(int64(ks.limit))
+}
+
+func cmdCommandDocs(_ *Handler, cl *client, args [][]byte) {
+	var list []*command
+	if len(args) == 2 {
+		list = commandOrder
+	} else {
+		for _, name := range args[2:] {
+			if c := lookupFullName(name); c != nil {
+				list = append(list, c)
+			}
+		}
+	}
+	cl.writeMap(len(list))
+	for _, c := range list {
+		cl.writeBulkStr(c.name)
+		writeCommandDoc(cl, c)
+	}
+}
+
+func writeCommandDoc(cl *client, c *command) {
+	n := 4
+	if len(c.subOrder) > 0 {
+		n++
+	}
+	cl.writeMap(n)
+	cl.writeBulkStr("summary")
+	cl.writeBulkStr(c.doc.summary)
+	cl.writeBulkStr("since")
+	cl.writeBulkStr(c.doc.since)
+	cl.writeBulkStr("group")
+	cl.writeBulkStr(c.doc.group)
+	cl.writeBulkStr("complexity")
+	cl.writeBulkStr(c.doc.complexity)
+	if len(c.subOrder) > 0 {
+		cl.writeBulkStr("subcommands")
+		cl.writeMap(len(c.subOrder))
+		for _, s := range c.subOrder {
+			cl.writeBulkStr(s.name)
+			writeCommandDoc(cl, s)
+		}
+	}
+}
+
+func cmdCommandHelp(_ *Handler, cl *client, _ [][]byte) {
+	writeHelp(cl, "COMMAND", []string{
+		"(no subcommand)",
+		"    Return details about all commands.",
+		"COUNT",
+		"    Return the total number of commands in this server.",
+		"LIST",
+		"    Return a list of all commands in this server.",
+		"INFO [<command-name> ...]",
+		"    Return details about multiple commands.",
+		"DOCS [<command-name> ...]",
+		"    Return documentation details about multiple commands.",
+	})
+}

@@ -1,0 +1,280 @@
+package kv
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/shoalkv/shoal/store"
+)
+
+// config holds the parameters CONFIG GET reports and CONFIG SET changes.
+// mu guards the mutable values; the Handler reads requirePass on AUTH only.
+type config struct {
+	mu          sync.Mutex
+	h           *Handler
+	password    string
+	maxMemory   int64
+	policy      store.Policy
+	logLevel    string
+	params      []configParam
+	staticValue map[string]string
+}
+
+// configParam is one CONFIG parameter. set is nil for parameters that
+// cannot change while Shoal runs.
+type configParam struct {
+	name string
+	get  func(c *config) string
+	set  func(c *config, v string) error
+}
+
+func (c *config) init(h *Handler, o Options) {
+	c.h = h
+	c.password = o.RequirePass
+	h.authRequired.Store(o.RequirePass != "")
+	c.logLevel = "notice"
+	if o.LogLevel != nil {
+		c.logLevel = levelName(o.LogLevel.Level())
+	}
+	static := func(name, v string) configParam {
+		return configParam{name: name, get: func(*config) string { return v }}
+	}
+	c.params = []configParam{
+		{name: "maxmemory", get: func(c *config) string { return strconv.FormatInt(c.maxMemory, 10) }, set: setMaxMemory},
+		{name: "maxmemory-policy", get: func(c *config) string { return c.policy.String() }, set: setPolicy},
+		{name: "requirepass", get: func(c *config) string { return c.password }, set: setRequirePass},
+		{name: "loglevel", get: func(c *config) string { return c.logLevel }, set: setLogLevel},
+		static("maxclients", strconv.Itoa(o.MaxClients)),
+		static("port", strconv.Itoa(o.Port)),
+		static("bind", o.Bind),
+		static("timeout", strconv.FormatInt(int64(o.IdleTimeout.Seconds()), 10)),
+		static("databases", "1"),
+		static("proto-max-bulk-len", strconv.FormatInt(o.Limits.MaxBulkLen, 10)),
+		{name: "save", get: func(*config) string { return "" }, set: onlyValue("save", "")},
+		{name: "appendonly", get: func(*config) string { return "no" }, set: onlyValue("appendonly", "no")},
+	}
+}
+
+// requirePass returns the current password ("" when none is required).
+func (c *config) requirePass() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.password
+}
+
+func (c *config) find(name string) *configParam {
+	for i := range c.params {
+		if strings.EqualFold(c.params[i].name, name) {
+			return &c.params[i]
+		}
+	}
+	return nil
+}
+
+func setMaxMemory(c *config, v string) error {
+	n, err := ParseMemory(v)
+	if err != nil {
+		return fmt.Errorf("argument must be a memory value")
+	}
+	c.maxMemory = n
+	c.h.store.SetMaxMemory(n)
+	return nil
+}
+
+func setPolicy(c *config, v string) error {
+	p, err := store.ParsePolicy(v)
+	if err != nil {
+		return fmt.Errorf("argument(s) must be one of the following: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl")
+	}
+	c.policy = p
+	c.h.store.SetPolicy(p)
+	return nil
+}
+
+func setRequirePass(c *config, v string) error {
+	c.password = v
+	c.h.authRequired.Store(v != "")
+	return nil
+}
+
+func setLogLevel(c *config, v string) error {
+	lvl, ok := parseLogLevel(v)
+	if !ok {
+		return fmt.Errorf("argument(s) must be one of the following: debug, verbose, notice, warning, nothing")
+	}
+	c.logLevel = strings.ToLower(v)
+	if c.h.opts.LogLevel != nil {
+		c.h.opts.LogLevel.Set(lvl)
+	}
+	return nil
+}
+
+func onlyValue(name, want string) func(*config, string) error {
+	return func(_ *config, v string) error {
+		if !strings.EqualFold(v, want) {
+			return fmt.Errorf("Shoal keeps no data on disk; %s only accepts %q", name, want)
+		}
+		return nil
+	}
+}
+
+// parseLogLevel maps Redis log levels onto slog levels.
+func parseLogLevel(s string) (slog.Level, bool) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, true
+	case "verbose", "notice":
+		return slog.LevelInfo, true
+	case "warning":
+		return slog.LevelWarn, true
+	case "nothing":
+		return slog.LevelError + 4, true
+	}
+	return 0, false
+}
+
+func levelName(l slog.Level) string {
+	switch {
+	case l <= slog.LevelDebug:
+		return "debug"
+	case l <= slog.LevelInfo:
+		return "notice"
+	case l <= slog.LevelWarn:
+		return "warning"
+	}
+	return "nothing"
+}
+
+// ParseMemory parses a Redis memory value: a non-negative integer with an
+// optional unit, b, k (1000), kb (1024), m, mb, g or gb, in any case, as in
+// redis.conf ("100mb", "1gb").
+func ParseMemory(s string) (int64, error) {
+	lower := strings.ToLower(strings.TrimSpace(s))
+	units := []struct {
+		suffix string
+		mul    int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}, {"b", 1}}
+	mul := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(lower, u.suffix) {
+			lower, mul = strings.TrimSuffix(lower, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(lower, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid memory value %q: want a non-negative number with an optional unit (b, k, kb, m, mb, g, gb)", s)
+	}
+	if n > (1<<63-1)/mul {
+		return 0, fmt.Errorf("memory value %q overflows 64 bits", s)
+	}
+	return n * mul, nil
+}
+
+// SetStoreLimits tells the Handler the store's initial maxmemory and policy,
+// so CONFIG GET reports them (the store does not expose them).
+func (h *Handler) SetStoreLimits(maxMemory int64, p store.Policy) {
+	h.cfg.mu.Lock()
+	h.cfg.maxMemory, h.cfg.policy = maxMemory, p
+	h.cfg.mu.Unlock()
+}
+
+func cmdConfigGet(h *Handler, cl *client, args [][]byte) {
+	c := &h.cfg
+	c.mu.Lock()
+	var names, values []string
+	for i := range c.params {
+		p := &c.params[i]
+		for _, pat := range args[2:] {
+			if store.Match(toLowerASCII(pat), []byte(p.name)) {
+				names = append(names, p.name)
+				values = append(values, p.get(c))
+				break
+			}
+		}
+	}
+	c.mu.Unlock()
+	cl.writeMap(len(names))
+	for i := range names {
+		cl.writeBulkStr(names[i])
+		cl.writeBulkStr(values[i])
+	}
+}
+
+func cmdConfigSet(h *Handler, cl *client, args [][]byte) {
+	if len(args)%2 != 0 {
+		cl.writeError(errWrongArgs("config|set"))
+		return
+	}
+	c := &h.cfg
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[string]bool{}
+	type change struct {
+		p *configParam
+		v string
+	}
+	var changes []change
+	for i := 2; i < len(args); i += 2 {
+		name := string(args[i])
+		p := c.find(name)
+		if p == nil {
+			cl.writeError(sanitizeError("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'"))
+			return
+		}
+		if p.set == nil {
+			cl.writeError(sanitizeError("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config"))
+			return
+		}
+		if seen[p.name] {
+			cl.writeError(sanitizeError("ERR CONFIG SET failed (possibly related to argument '" + name + "') - duplicate parameter"))
+			return
+		}
+		seen[p.name] = true
+		changes = append(changes, change{p, string(args[i+1])})
+	}
+	for _, ch := range changes {
+		if err := ch.p.set(c, ch.v); err != nil {
+			cl.writeError(sanitizeError("ERR CONFIG SET failed (possibly related to argument '" + ch.p.name + "') - " + err.Error()))
+			return
+		}
+	}
+	cl.writeOK()
+}
+
+func cmdConfigResetStat(h *Handler, cl *client, _ [][]byte) {
+	h.totalCommands.Store(0)
+	h.totalConnections.Store(0)
+	cl.writeOK()
+}
+
+func cmdConfigRewrite(_ *Handler, cl *client, _ [][]byte) {
+	cl.writeError(errNoConfigFile)
+}
+
+func cmdConfigHelp(_ *Handler, cl *client, _ [][]byte) {
+	writeHelp(cl, "CONFIG", []string{
+		"GET <pattern>",
+		"    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>",
+		"    Set the configuration <directive> to <value>.",
+		"RESETSTAT",
+		"    Reset statistics reported by the INFO command.",
+		"REWRITE",
+		"    Fails: Shoal runs without a config file.",
+	})
+}
+
+func toLowerASCII(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}

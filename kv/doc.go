@@ -1,0 +1,14 @@
+// Package kv is Shoal's Redis-compatible command layer: a Handler for the
+// eventloop that parses RESP with proto/resp, executes commands against a
+// store.Store and writes replies in RESP2 or RESP3 as negotiated by HELLO.
+//
+// Command names, arities, reply types and error texts follow redis-server 7.0
+// so that redis-cli, redis-benchmark, go-redis and redis_exporter work
+// unchanged; the package tests check this byte for byte against a real
+// redis-server.
+//
+// Ownership: a Handler is shared by every loop. Per-connection state (the
+// parser, protocol version, authentication, name) lives in a client stored in
+// the Conn's context and is touched only by that connection's loop, except for
+// the fields CLIENT LIST reads, which are guarded (see client).
+package kv

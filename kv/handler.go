@@ -1,0 +1,258 @@
+package kv
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/proto/resp"
+	"github.com/shoalkv/shoal/store"
+)
+
+// Version is the Redis version Shoal reports in INFO and HELLO: the
+// redis-server release whose commands and replies it reproduces, so clients
+// that gate features on redis_version behave as with that server.
+const Version = "7.0.15"
+
+// defaultFlushBytes is how much reply data one OnTraffic call accumulates
+// before handing it to the Conn to be written, so a long pipeline of large
+// replies does not build one huge buffer.
+const defaultFlushBytes = 64 << 10
+
+// Options configures a Handler. The zero value serves without a password.
+type Options struct {
+	// RequirePass, if set, makes every command except AUTH, HELLO, QUIT and
+	// RESET answer NOAUTH until the client authenticates.
+	RequirePass string
+	// MaxClients is reported by CONFIG GET maxclients and INFO; the limit
+	// itself is enforced by eventloop.Options.MaxConns.
+	MaxClients int
+	// Port and Bind are reported by CONFIG GET and INFO.
+	Port int
+	Bind string
+	// IdleTimeout is reported by CONFIG GET timeout (enforced by the eventloop).
+	IdleTimeout time.Duration
+	// Limits bounds request sizes; the zero value means resp.DefaultLimits.
+	Limits resp.Limits
+	// FlushBytes is the reply size after which OnTraffic flushes mid-batch;
+	// default 64 KiB.
+	FlushBytes int
+	// Logger receives connection-level errors; default slog.Default().
+	Logger *slog.Logger
+	// LogLevel, if set, is adjusted by CONFIG SET loglevel.
+	LogLevel *slog.LevelVar
+	// Now is the clock relative expire times are based on, in unix
+	// milliseconds; it must match the store's. Default: the wall clock.
+	Now func() int64
+}
+
+// Handler serves the Redis protocol on eventloop connections. It implements
+// eventloop.Handler, OpenHandler, CloseHandler and ShutdownHandler. All
+// methods are safe for concurrent use by the loops.
+type Handler struct {
+	store   *store.Store
+	opts    Options
+	cfg     config
+	clients registry
+	start   time.Time
+
+	authRequired atomic.Bool
+
+	totalCommands    atomic.Int64
+	totalConnections atomic.Int64
+	peakMemory       atomic.Int64
+	ops              opsSampler
+
+	closeOnce sync.Once
+	done      chan struct{}
+}
+
+// New returns a Handler serving s. Call Close (or let the eventloop call
+// OnShutdown) to stop its background sampler.
+func New(s *store.Store, o Options) *Handler {
+	if o.Limits == (resp.Limits{}) {
+		o.Limits = resp.DefaultLimits
+	}
+	if o.FlushBytes <= 0 {
+		o.FlushBytes = defaultFlushBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxClients == 0 {
+		o.MaxClients = 10000
+	}
+	h := &Handler{store: s, opts: o, start: time.Now(), done: make(chan struct{})}
+	h.cfg.init(h, o)
+	go h.ops.run(&h.totalCommands, h.done)
+	return h
+}
+
+// Close stops the Handler's background work. It does not close connections
+// (the eventloop owns them) or the store.
+func (h *Handler) Close() {
+	h.closeOnce.Do(func() { close(h.done) })
+}
+
+// OnShutdown implements eventloop.ShutdownHandler.
+func (h *Handler) OnShutdown() { h.Close() }
+
+// OnOpen implements eventloop.OpenHandler: it creates the client state.
+func (h *Handler) OnOpen(c *eventloop.Conn) {
+	now := nowMillis()
+	cl := &client{
+		conn:      c,
+		proto:     2,
+		authed:    !h.authRequired.Load(),
+		id:        h.clients.nextID.Add(1),
+		addr:      addrString(c.RemoteAddr()),
+		laddr:     addrString(c.LocalAddr()),
+		fd:        c.Fd(),
+		createdAt: now,
+	}
+	cl.parser.Limits = h.opts.Limits
+	cl.lastActive.Store(now)
+	cl.protoShown.Store(2)
+	c.SetContext(cl)
+	h.clients.add(cl)
+	h.totalConnections.Add(1)
+}
+
+// OnClose implements eventloop.CloseHandler.
+func (h *Handler) OnClose(c *eventloop.Conn, err error) {
+	cl, ok := c.Context().(*client)
+	if !ok {
+		return
+	}
+	h.clients.remove(cl)
+	if err != nil && !errors.Is(err, eventloop.ErrConnClosed) {
+		h.opts.Logger.Debug("connection closed", "id", cl.id, "addr", cl.addr, "err", err)
+	}
+}
+
+// OnTraffic implements eventloop.Handler: it executes every complete command
+// in `in`, appending the replies to c's output buffer, and returns how many
+// bytes it consumed. A partial command is left for the next call.
+func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
+	cl, ok := c.Context().(*client)
+	if !ok {
+		// OnOpen did not run (should not happen); serve anyway.
+		h.OnOpen(c)
+		cl = c.Context().(*client)
+	}
+	if cl.closeAfterReply {
+		return len(in)
+	}
+	cl.lastActive.Store(nowMillis())
+	cl.out = c.OutputBuffer()
+	consumed := 0
+	for consumed < len(in) {
+		args, n, err := cl.parser.Parse(in[consumed:])
+		if err != nil {
+			if errors.Is(err, resp.ErrIncomplete) {
+				break
+			}
+			// Redis answers the commands before the bad one, then the
+			// protocol error, then closes.
+			cl.out = append(cl.out, '-')
+			cl.out = append(cl.out, err.Error()...)
+			cl.out = append(cl.out, '\r', '\n')
+			cl.closeAfterReply = true
+			consumed = len(in)
+			h.opts.Logger.Debug("protocol error", "id", cl.id, "addr", cl.addr, "err", err)
+			break
+		}
+		consumed += n
+		if len(args) == 0 {
+			continue
+		}
+		h.dispatch(cl, args)
+		if cl.closeAfterReply {
+			consumed = len(in)
+			break
+		}
+		if len(cl.out) >= h.opts.FlushBytes {
+			c.SetOutputBuffer(cl.out)
+			_ = c.Flush()
+			cl.out = c.OutputBuffer()
+		}
+	}
+	c.SetOutputBuffer(cl.out)
+	cl.out = nil
+	if cl.batchCmds > 0 {
+		h.totalCommands.Add(cl.batchCmds)
+		cl.batchCmds = 0
+	}
+	if cl.closeAfterReply {
+		_ = c.Close()
+	}
+	return consumed
+}
+
+// dispatch runs one command: lookup, arity, authentication, then the
+// implementation, in the order redis-server checks them.
+func (h *Handler) dispatch(cl *client, args [][]byte) {
+	cl.batchCmds++
+	cmd := lookupName(commands, args[0])
+	if cmd == nil {
+		cl.writeError(unknownCommandError(args))
+		return
+	}
+	if cmd.subs != nil && len(args) >= 2 {
+		sub := lookupName(cmd.subs, args[1])
+		if sub == nil {
+			cl.writeError(unknownSubcommandError(cmd.name, args[1]))
+			return
+		}
+		cmd = sub
+	}
+	if !arityOK(cmd.arity, len(args)) {
+		cl.writeError(errWrongArgs(cmd.fullName()))
+		return
+	}
+	if !cl.authed && !cmd.noAuth && h.authRequired.Load() {
+		cl.writeError(errNoAuth)
+		return
+	}
+	if cl.lastCmd.Load() != cmd {
+		cl.lastCmd.Store(cmd)
+	}
+	cmd.fn(h, cl, args)
+}
+
+// opsSampler computes instantaneous_ops_per_sec the way Redis does: the
+// mean rate over the last 16 samples taken every 100 ms.
+type opsSampler struct {
+	rate atomic.Int64
+}
+
+func (s *opsSampler) run(total *atomic.Int64, done <-chan struct{}) {
+	const samples = 16
+	var rates [samples]int64
+	idx := 0
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	lastCount, lastTime := total.Load(), time.Now()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			count := total.Load()
+			elapsed := now.Sub(lastTime)
+			if elapsed > 0 {
+				rates[idx%samples] = (count - lastCount) * int64(time.Second) / int64(elapsed)
+				idx++
+			}
+			lastCount, lastTime = count, now
+			var sum int64
+			for _, r := range rates {
+				sum += r
+			}
+			s.rate.Store(sum / samples)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package kv
+
+// implementations maps every name in commandTable to its function. A
+// container command's own function runs only when it is called without a
+// subcommand.
+var implementations map[string]handlerFunc
+
+func init() {
+	implementations = map[string]handlerFunc{
+		"ping": cmdPing, "echo": cmdEcho, "quit": cmdQuit, "hello": cmdHello, "auth": cmdAuth,
+		"select": cmdSelect, "reset": cmdReset,
+		"client": containerOnly, "client|id": cmdClientID, "client|setname": cmdClientSetName,
+		"client|getname": cmdClientGetName, "client|list": cmdClientList, "client|info": cmdClientInfo,
+		"client|kill": cmdClientKill, "client|help": cmdClientHelp, "client|setinfo": cmdClientSetInfo,
+		"info": cmdInfo, "config": containerOnly, "config|get": cmdConfigGet, "config|set": cmdConfigSet,
+		"config|resetstat": cmdConfigResetStat, "config|rewrite": cmdConfigRewrite, "config|help": cmdConfigHelp,
+		"dbsize": cmdDBSize, "flushdb": cmdFlush, "flushall": cmdFlush, "time": cmdTime,
+		"command": cmdCommand, "command|count": cmdCommandCount, "command|info": cmdCommandInfo,
+		"command|docs": cmdCommandDocs, "command|list": cmdCommandList, "command|help": cmdCommandHelp,
+		"get": cmdGet, "set": cmdSet, "setnx": cmdSetNX, "setex": cmdSetEX, "psetex": cmdPSetEX,
+		"getset": cmdGetSet, "getdel": cmdGetDel, "getex": cmdGetEx, "mget": cmdMGet, "mset": cmdMSet,
+		"msetnx": cmdMSetNX, "incr": cmdIncr, "incrby": cmdIncrBy, "incrbyfloat": cmdIncrByFloat,
+		"decr": cmdDecr, "decrby": cmdDecrBy, "append": cmdAppend, "strlen": cmdStrlen,
+		"getrange": cmdGetRange, "setrange": cmdSetRange,
+		"del": cmdDel, "unlink": cmdDel, "exists": cmdExists, "type": cmdType,
+		"expire": cmdExpire, "pexpire": cmdPExpire, "expireat": cmdExpireAt, "pexpireat": cmdPExpireAt,
+		"expiretime": cmdExpireTime, "pexpiretime": cmdPExpireTime, "ttl": cmdTTL, "pttl": cmdPTTL,
+		"persist": cmdPersist, "keys": cmdKeys, "scan": cmdScan, "rename": cmdRename,
+		"renamenx": cmdRenameNX, "randomkey": cmdRandomKey,
+	}
+}
+
+// containerOnly answers a container command sent without a subcommand that
+// passed the arity check; CLIENT and CONFIG need one.
+func containerOnly(_ *Handler, cl *client, args [][]byte) {
+	cl.writeError(errWrongArgs(string(toLowerASCII(args[0]))))
+}
+
+// docs is what COMMAND DOCS reports (summaries written for Shoal).
+var docs = map[string]commandDoc{
+	"ping":             {"Returns PONG, or the argument.", "1.0.0", "connection", "O(1)"},
+	"echo":             {"Returns the given string.", "1.0.0", "connection", "O(1)"},
+	"quit":             {"Closes the connection after replying.", "1.0.0", "connection", "O(1)"},
+	"hello":            {"Handshakes: picks RESP2 or RESP3, optionally authenticates and names the connection.", "6.0.0", "connection", "O(1)"},
+	"auth":             {"Authenticates the connection.", "1.0.0", "connection", "O(N) where N is the number of passwords defined for the user"},
+	"select":           {"Selects the database; only database 0 exists.", "1.0.0", "connection", "O(1)"},
+	"reset":            {"Resets the connection's state.", "6.2.0", "connection", "O(1)"},
+	"client":           {"Connection management commands.", "2.4.0", "connection", "Depends on subcommand."},
+	"client|id":        {"Returns this connection's unique id.", "5.0.0", "connection", "O(1)"},
+	"client|setname":   {"Names this connection.", "2.6.9", "connection", "O(1)"},
+	"client|getname":   {"Returns this connection's name.", "2.6.9", "connection", "O(1)"},
+	"client|list":      {"Lists the open connections.", "2.4.0", "connection", "O(N) where N is the number of client connections"},
+	"client|info":      {"Describes this connection.", "6.2.0", "connection", "O(1)"},
+	"client|kill":      {"Closes connections by address or filter.", "2.4.0", "connection", "O(N) where N is the number of client connections"},
+	"client|help":      {"Lists the CLIENT subcommands.", "5.0.0", "connection", "O(1)"},
+	"client|setinfo":   {"Records the client library's name or version.", "7.2.0", "connection", "O(1)"},
+	"info":             {"Returns server information and statistics.", "1.0.0", "server", "O(1)"},
+	"config":           {"Server configuration commands.", "2.0.0", "server", "Depends on subcommand."},
+	"config|get":       {"Returns the parameters matching glob patterns.", "2.0.0", "server", "O(N) when N is the number of configuration parameters provided"},
+	"config|set":       {"Changes parameters at run time.", "2.0.0", "server", "O(N) when N is the number of configuration parameters provided"},
+	"config|resetstat": {"Resets the INFO statistics.", "2.0.0", "server", "O(1)"},
+	"config|rewrite":   {"Fails: there is no configuration file.", "2.8.0", "server", "O(1)"},
+	"config|help":      {"Lists the CONFIG subcommands.", "5.0.0", "server", "O(1)"},
+	"dbsize":           {"Returns the number of keys.", "1.0.0", "server", "O(1)"},
+	"flushdb":          {"Deletes every key.", "1.0.0", "server", "O(N) where N is the total number of keys"},
+	"flushall":         {"Deletes every key.", "1.0.0", "server", "O(N) where N is the total number of keys"},
+	"time":             {"Returns the server time.", "2.6.0", "server", "O(1)"},
+	"command":          {"Describes all commands.", "2.8.13", "server", "O(N) where N is the total number of commands"},
+	"command|count":    {"Returns the number of commands.", "2.8.13", "server", "O(1)"},
+	"command|info":     {"Describes commands.", "2.8.13", "server", "O(N) where N is the number of commands to look up"},
+	"command|docs":     {"Documents commands.", "7.0.0", "server", "O(N) where N is the number of commands to look up"},
+	"command|list":     {"Lists command names.", "7.0.0", "server", "O(N) where N is the total number of commands"},
+	"command|help":     {"Lists the COMMAND subcommands.", "5.0.0", "server", "O(1)"},
+	"get":              {"Returns a key's string value.", "1.0.0", "string", "O(1)"},
+	"set":              {"Sets a key's string value, with expiry and conditions.", "1.0.0", "string", "O(1)"},
+	"setnx":            {"Sets a key only if it does not exist.", "1.0.0", "string", "O(1)"},
+	"setex":            {"Sets a key with an expiry in seconds.", "2.0.0", "string", "O(1)"},
+	"psetex":           {"Sets a key with an expiry in milliseconds.", "2.6.0", "string", "O(1)"},
+	"getset":           {"Sets a key and returns its old value.", "1.0.0", "string", "O(1)"},
+	"getdel":           {"Returns a key's value and deletes it.", "6.2.0", "string", "O(1)"},
+	"getex":            {"Returns a key's value and changes its expiry.", "6.2.0", "string", "O(1)"},
+	"mget":             {"Returns the values of several keys.", "1.0.0", "string", "O(N) where N is the number of keys to retrieve."},
+	"mset":             {"Sets several keys atomically.", "1.0.1", "string", "O(N) where N is the number of keys to set."},
+	"msetnx":           {"Sets several keys only if none exists.", "1.0.1", "string", "O(N) where N is the number of keys to set."},
+	"incr":             {"Adds one to an integer value.", "1.0.0", "string", "O(1)"},
+	"incrby":           {"Adds to an integer value.", "1.0.0", "string", "O(1)"},
+	"incrbyfloat":      {"Adds to a floating point value.", "2.6.0", "string", "O(1)"},
+	"decr":             {"Subtracts one from an integer value.", "1.0.0", "string", "O(1)"},
+	"decrby":           {"Subtracts from an integer value.", "1.0.0", "string", "O(1)"},
+	"append":           {"Appends to a string value.", "2.0.0", "string", "O(1)"},
+	"strlen":           {"Returns a string value's length.", "2.2.0", "string", "O(1)"},
+	"getrange":         {"Returns a substring.", "2.4.0", "string", "O(N) where N is the length of the returned string."},
+	"setrange":         {"Overwrites part of a string.", "2.2.0", "string", "O(1)"},
+	"del":              {"Deletes keys.", "1.0.0", "generic", "O(N) where N is the number of keys that will be removed."},
+	"unlink":           {"Deletes keys.", "4.0.0", "generic", "O(1) for each key removed."},
+	"exists":           {"Counts existing keys.", "1.0.0", "generic", "O(N) where N is the number of keys to check."},
+	"type":             {"Returns a key's type.", "1.0.0", "generic", "O(1)"},
+	"expire":           {"Sets a key's time to live in seconds.", "1.0.0", "generic", "O(1)"},
+	"pexpire":          {"Sets a key's time to live in milliseconds.", "2.6.0", "generic", "O(1)"},
+	"expireat":         {"Sets a key's expiry as a unix time in seconds.", "1.2.0", "generic", "O(1)"},
+	"pexpireat":        {"Sets a key's expiry as a unix time in milliseconds.", "2.6.0", "generic", "O(1)"},
+	"expiretime":       {"Returns a key's expiry as a unix time in seconds.", "7.0.0", "generic", "O(1)"},
+	"pexpiretime":      {"Returns a key's expiry as a unix time in milliseconds.", "7.0.0", "generic", "O(1)"},
+	"ttl":              {"Returns a key's time to live in seconds.", "1.0.0", "generic", "O(1)"},
+	"pttl":             {"Returns a key's time to live in milliseconds.", "2.6.0", "generic", "O(1)"},
+	"persist":          {"Removes a key's expiry.", "2.2.0", "generic", "O(1)"},
+	"keys":             {"Returns the keys matching a pattern.", "1.0.0", "generic", "O(N) with N being the number of keys in the database"},
+	"scan":             {"Iterates over the keys.", "2.8.0", "generic", "O(1) for every call. O(N) for a complete iteration."},
+	"rename":           {"Renames a key.", "1.0.0", "generic", "O(1)"},
+	"renamenx":         {"Renames a key only if the new name does not exist.", "1.0.0", "generic", "O(1)"},
+	"randomkey":        {"Returns a random key.", "1.0.0", "generic", "O(1)"},
+}

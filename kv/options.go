@@ -1,0 +1,209 @@
+package kv
+
+import (
+	"math"
+
+	"github.com/shoalkv/shoal/store"
+)
+
+// Argument parsing for the commands with options. Each parser returns the
+// Redis error text on failure ("" when fine), checking in Redis's order so
+// that the first error a client sees is the one redis-server would send.
+
+// equalFold reports whether b equals the upper-case ASCII word w, ignoring
+// case, without allocating.
+func equalFold(b []byte, w string) bool {
+	if len(b) != len(w) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Expiry units and bases for SET, GETEX and the EXPIRE family.
+const (
+	expNone = iota
+	expEX   // relative seconds
+	expPX   // relative milliseconds
+	expEXAT // absolute unix seconds
+	expPXAT // absolute unix milliseconds
+)
+
+// setArgs is SET's (or GETEX's) parsed options.
+type setArgs struct {
+	mode    store.SetMode
+	get     bool
+	keepTTL bool
+	persist bool // GETEX only
+	expKind int
+	expArg  []byte
+}
+
+// parseSetArgs parses SET's options from args[3:] (forGetEx: GETEX's from
+// args[2:]). Repeating the same expire option is allowed and the last wins,
+// as in Redis; mixing two different ones is a syntax error.
+func parseSetArgs(args [][]byte, forGetEx bool) (a setArgs, errText string) {
+	isSet := !forGetEx
+	for j := 0; j < len(args); j++ {
+		opt := args[j]
+		hasNext := j+1 < len(args)
+		otherExp := func(k int) bool { return a.expKind != expNone && a.expKind != k }
+		switch {
+		case isSet && equalFold(opt, "NX") && a.mode != store.SetXX:
+			a.mode = store.SetNX
+		case isSet && equalFold(opt, "XX") && a.mode != store.SetNX:
+			a.mode = store.SetXX
+		case isSet && equalFold(opt, "GET"):
+			a.get = true
+		case isSet && equalFold(opt, "KEEPTTL") && !a.persist && a.expKind == expNone:
+			a.keepTTL = true
+		case forGetEx && equalFold(opt, "PERSIST") && a.expKind == expNone && !a.keepTTL:
+			a.persist = true
+		case equalFold(opt, "EX") && !a.keepTTL && !a.persist && !otherExp(expEX) && hasNext:
+			a.expKind, a.expArg = expEX, args[j+1]
+			j++
+		case equalFold(opt, "PX") && !a.keepTTL && !a.persist && !otherExp(expPX) && hasNext:
+			a.expKind, a.expArg = expPX, args[j+1]
+			j++
+		case equalFold(opt, "EXAT") && !a.keepTTL && !a.persist && !otherExp(expEXAT) && hasNext:
+			a.expKind, a.expArg = expEXAT, args[j+1]
+			j++
+		case equalFold(opt, "PXAT") && !a.keepTTL && !a.persist && !otherExp(expPXAT) && hasNext:
+			a.expKind, a.expArg = expPXAT, args[j+1]
+			j++
+		default:
+			return a, errSyntax
+		}
+	}
+	return a, ""
+}
+
+// expireAt converts an expire argument of kind into unix milliseconds as
+// Redis's getExpireMillisecondsOrReply does: it must be a positive integer,
+// must not overflow when scaled or offset by now, and the result must be
+// positive. cmd names the command in the error.
+func expireAt(arg []byte, kind int, now int64, cmd string) (int64, string) {
+	v, ok := store.ParseInt(arg)
+	if !ok {
+		return 0, errNotInteger
+	}
+	seconds := kind == expEX || kind == expEXAT
+	if v <= 0 || (seconds && v > math.MaxInt64/1000) {
+		return 0, errInvalidExpire(cmd)
+	}
+	if seconds {
+		v *= 1000
+	}
+	if kind == expEX || kind == expPX {
+		v += now // wraps negative on overflow, caught below like Redis
+	}
+	if v <= 0 {
+		return 0, errInvalidExpire(cmd)
+	}
+	return v, ""
+}
+
+// parseExpireCond parses EXPIRE's NX XX GT LT flags from args[3:].
+// xxAndLT reports the one combination store.ExpireCond cannot express.
+func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errText string) {
+	var nx, xx, gt, lt bool
+	for _, opt := range args {
+		switch {
+		case equalFold(opt, "NX"):
+			nx = true
+		case equalFold(opt, "XX"):
+			xx = true
+		case equalFold(opt, "GT"):
+			gt = true
+		case equalFold(opt, "LT"):
+			lt = true
+		default:
+			return 0, false, sanitizeError("ERR Unsupported option " + cString(opt, len(opt)))
+		}
+	}
+	if nx && (xx || gt || lt) {
+		return 0, false, errExpireConflict
+	}
+	if gt && lt {
+		return 0, false, errGTLTConflict
+	}
+	switch {
+	case nx:
+		cond = store.ExpireNX
+	case gt: // GT already requires an expiry, so XX adds nothing
+		cond = store.ExpireGT
+	case lt:
+		cond = store.ExpireLT
+	case xx:
+		cond = store.ExpireXX
+	}
+	return cond, xx && lt, ""
+}
+
+// scanArgs is SCAN's parsed options.
+type scanArgs struct {
+	match []byte // nil matches everything
+	count int
+	typ   string
+}
+
+// parseScanArgs parses SCAN's MATCH, COUNT and TYPE options from args[2:].
+func parseScanArgs(args [][]byte) (a scanArgs, errText string) {
+	a.count = 10
+	for i := 0; i < len(args); {
+		remaining := len(args) - i
+		switch {
+		case equalFold(args[i], "COUNT") && remaining >= 2:
+			n, ok := store.ParseInt(args[i+1])
+			if !ok {
+				return a, errNotInteger
+			}
+			if n < 1 {
+				return a, errSyntax
+			}
+			if n > math.MaxInt32 {
+				n = math.MaxInt32
+			}
+			a.count = int(n)
+		case equalFold(args[i], "MATCH") && remaining >= 2:
+			a.match = args[i+1]
+			if len(a.match) == 1 && a.match[0] == '*' {
+				a.match = nil
+			}
+		case equalFold(args[i], "TYPE") && remaining >= 2:
+			a.typ = string(args[i+1])
+		default:
+			return a, errSyntax
+		}
+		i += 2
+	}
+	return a, ""
+}
+
+// parseCursor parses a SCAN cursor: an unsigned decimal, as Redis's strtoul
+// check accepts it.
+func parseCursor(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
