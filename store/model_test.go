@@ -370,6 +370,7 @@ func runModel(t *testing.T, shards int, collide bool, seed uint64, ops int) {
 			if r.IntN(20) != 0 {
 				break
 			}
+			checkInvariants(t, s)
 			want := m.live()
 			if got := s.DBSize(); got != len(want) {
 				fail(i, "DBSize", got, len(want))
