@@ -41,6 +41,14 @@ func init() {
 	}
 }
 
+// blockSize is the heap a new block for n bytes takes.
+func blockSize(n int) int64 {
+	if n > maxSmall {
+		return int64(n)
+	}
+	return int64(classSizes[classOf[(n+7)>>3]])
+}
+
 // fits reports whether the block at ref, allocated for n bytes, can hold m bytes in place.
 // Small blocks must keep their class (the class is derived from the length, not stored);
 // large blocks may use their spare capacity.

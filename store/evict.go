@@ -16,14 +16,20 @@ const (
 	evictScanLimit = 64
 )
 
-// reserve makes room for a write of about need bytes under MaxMemory, evicting per the
-// policy. It runs before the write takes its shard lock, because eviction locks others.
-func (s *Store) reserve(need int64) error {
+// reserve makes room for a write of a key and value of n bytes under MaxMemory, evicting
+// per the policy. It runs before the write takes its shard lock, because eviction locks
+// other shards. It counts the whole new block even for an overwrite: erring high keeps
+// used memory under the limit.
+func (s *Store) reserve(n int64) error {
 	limit := s.maxMemory.Load()
 	if limit <= 0 {
 		return nil
 	}
-	need += entryOverhead
+	return s.makeRoom(blockSize(int(min(n, MaxStringLen+1)))+entryOverhead, limit)
+}
+
+// makeRoom evicts until need more bytes fit under limit.
+func (s *Store) makeRoom(need, limit int64) error {
 	for s.used.Load()+need > limit {
 		p := Policy(s.policy.Load())
 		if p == NoEviction || !s.evictOne(p) {

@@ -281,12 +281,14 @@ func (s *Store) mset(pairs [][]byte, nx bool) (bool, error) {
 	if len(pairs)%2 != 0 {
 		panic("store: MSet needs key value pairs")
 	}
-	var need int64
-	for _, p := range pairs {
-		need += int64(len(p))
-	}
-	if err := s.reserve(need); err != nil {
-		return false, err
+	if limit := s.maxMemory.Load(); limit > 0 {
+		var need int64
+		for i := 0; i < len(pairs); i += 2 {
+			need += blockSize(len(pairs[i])+len(pairs[i+1])) + entryOverhead
+		}
+		if err := s.makeRoom(need, limit); err != nil {
+			return false, err
+		}
 	}
 	var ml multiLock
 	s.lockKeys(&ml, pairs, 2, true)

@@ -162,7 +162,7 @@ func (sh *shard) remove(slot, id int) {
 	sh.freeEntry = uint32(id + 1)
 	sh.count--
 	sh.unslot(slot)
-	if len(sh.index) > minIndex && sh.count*8 < len(sh.index) {
+	if sh.count == 0 || (len(sh.index) > minIndex && sh.count*8 < len(sh.index)) {
 		sh.rehash(len(sh.index) / 2)
 	}
 }
