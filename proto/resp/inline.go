@@ -1,0 +1,213 @@
+package resp
+
+import "bytes"
+
+// parseInline parses one inline command line ("SET k \"v 1\"\r\n") from b,
+// following processInlineBuffer and sdssplitargs. A line with no arguments
+// (empty or all blanks) is consumed and yields none.
+//
+// Two deliberate differences from Redis, both about inputs Redis handles by
+// accident of C strings or read sizes: a NUL byte is an ordinary byte here
+// (Redis's strchr stops at it and waits for a newline that it never sees), and
+// a line longer than MaxInlineLen is refused even when its newline has already
+// arrived (Redis reads 16 KiB at a time, so whether it sees the newline before
+// passing 64 KiB depends on how the bytes were split).
+func (p *Parser) parseInline(b []byte, lim *Limits) ([][]byte, int, error) {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		if len(b) > lim.MaxInlineLen {
+			return nil, 0, protoErr(msgBigInline, "%d bytes without a newline (limit %d)", len(b), lim.MaxInlineLen)
+		}
+		return nil, 0, ErrIncomplete
+	}
+	line := b[:nl]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	if len(line) > lim.MaxInlineLen {
+		return nil, 0, protoErr(msgBigInline, "inline line of %d bytes (limit %d)", len(line), lim.MaxInlineLen)
+	}
+	args, ok := p.splitArgs(line)
+	if !ok {
+		return nil, 0, protoErr(msgUnbalanced, "unbalanced or misplaced quote in %d-byte inline line", len(line))
+	}
+	return args, nl + 1, nil
+}
+
+// isSpace is C's isspace in the "C" locale, which sdssplitargs uses to skip
+// blanks between arguments and to check what follows a closing quote.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// endsBare reports whether c ends an unquoted token. sdssplitargs stops a
+// token only at these four, so "\v" and "\f" can sit inside one.
+func endsBare(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+// splitArgs splits line as sdssplitargs does. Arguments without quotes, and
+// quoted ones without escapes, are sub-slices of line; the rest are unescaped
+// into p.scratch. ok is false for "unbalanced quotes".
+func (p *Parser) splitArgs(line []byte) (args [][]byte, ok bool) {
+	args = p.args[:0]
+	defer func() { p.args = args }()
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			return args, true
+		}
+		start := i
+		for i < len(line) && !endsBare(line[i]) && line[i] != '"' && line[i] != '\'' {
+			i++
+		}
+		if i == len(line) || endsBare(line[i]) {
+			args = append(args, line[start:i:i])
+			continue
+		}
+		if i == start {
+			if arg, next, ok := plainQuoted(line, i); ok {
+				args = append(args, arg)
+				i = next
+				continue
+			}
+		}
+		var arg []byte
+		arg, i, ok = p.unquote(line, start)
+		if !ok {
+			return args, false
+		}
+		args = append(args, arg)
+	}
+}
+
+// plainQuoted returns the token at line[i] when it is one quoted string
+// without backslashes whose closing quote ends the token properly: such a
+// token needs no copy.
+func plainQuoted(line []byte, i int) (arg []byte, next int, ok bool) {
+	q := line[i]
+	j := bytes.IndexByte(line[i+1:], q)
+	if j < 0 {
+		return nil, 0, false
+	}
+	j += i + 1
+	if bytes.IndexByte(line[i+1:j], '\\') >= 0 {
+		return nil, 0, false
+	}
+	if j+1 < len(line) && !isSpace(line[j+1]) {
+		return nil, 0, false
+	}
+	return line[i+1 : j : j], j + 1, true
+}
+
+// unquote decodes the token starting at line[start] into the scratch buffer,
+// with sdssplitargs's rules: in double quotes \xHH and \n \r \t \b \a escapes
+// (any other escaped byte stands for itself), in single quotes only \', and a
+// closing quote must be followed by a blank or the end of the line. Quotes may
+// start mid-token: a"b c" is the one argument `ab c`.
+func (p *Parser) unquote(line []byte, start int) (arg []byte, next int, ok bool) {
+	// The rest of the line never decodes to more bytes than it has, so this
+	// reservation holds for every later token of the line too, and appends
+	// never move arguments already handed out.
+	if need := len(line) - start; cap(p.scratch)-len(p.scratch) < need {
+		p.scratch = make([]byte, 0, max(need, 2*cap(p.scratch)))
+	}
+	out := p.scratch[len(p.scratch):]
+	i := start
+	inDouble, inSingle := false, false
+	for {
+		switch {
+		case inDouble:
+			if i >= len(line) {
+				return nil, 0, false
+			}
+			c := line[i]
+			switch {
+			case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+				out = append(out, unhex(line[i+2])<<4|unhex(line[i+3]))
+				i += 4
+			case c == '\\' && i+1 < len(line):
+				out = append(out, unescape(line[i+1]))
+				i += 2
+			case c == '"':
+				if i+1 < len(line) && !isSpace(line[i+1]) {
+					return nil, 0, false
+				}
+				return p.keep(out), i + 1, true
+			default:
+				out = append(out, c)
+				i++
+			}
+		case inSingle:
+			if i >= len(line) {
+				return nil, 0, false
+			}
+			c := line[i]
+			switch {
+			case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
+				out = append(out, '\'')
+				i += 2
+			case c == '\'':
+				if i+1 < len(line) && !isSpace(line[i+1]) {
+					return nil, 0, false
+				}
+				return p.keep(out), i + 1, true
+			default:
+				out = append(out, c)
+				i++
+			}
+		default:
+			if i >= len(line) || endsBare(line[i]) {
+				return p.keep(out), i, true
+			}
+			switch c := line[i]; c {
+			case '"':
+				inDouble = true
+			case '\'':
+				inSingle = true
+			default:
+				out = append(out, c)
+			}
+			i++
+		}
+	}
+}
+
+// keep marks out, which was appended at the end of p.scratch, as used.
+func (p *Parser) keep(out []byte) []byte {
+	p.scratch = p.scratch[:len(p.scratch)+len(out)]
+	return out[:len(out):len(out)]
+}
+
+func unescape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'b':
+		return '\b'
+	case 'a':
+		return '\a'
+	}
+	return c
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}

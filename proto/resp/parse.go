@@ -1,0 +1,234 @@
+package resp
+
+import "bytes"
+
+// Parser parses commands sent by clients. It is not safe for concurrent use;
+// give each connection its own Parser, owned by the goroutine that reads it.
+type Parser struct {
+	// Limits bounds lengths the peer may claim. Zero fields take the defaults
+	// in DefaultLimits.
+	Limits Limits
+	// Unauthenticated applies Redis's tighter limits for clients that still
+	// have to AUTH (more than 10 arguments or a bulk over 16384 bytes is a
+	// protocol error). Set it while requirepass is set and the connection has
+	// not authenticated.
+	Unauthenticated bool
+
+	args    [][]byte // reused across commands: the steady state allocates nothing
+	scratch []byte   // unescaped inline arguments
+}
+
+// Memory a Parser keeps between commands after a rare huge one; beyond this
+// it lets the garbage collector have it back.
+const (
+	maxRetainedArgs    = 4096
+	maxRetainedScratch = 4096
+)
+
+// Redis's fixed limits for unauthenticated clients (networking.c).
+const (
+	unauthMaxMultibulk = 10
+	unauthMaxBulk      = 16384
+)
+
+// Parse parses one command from the front of buf, a RESP multibulk
+// ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n") or an inline line ("GET k\r\n").
+//
+// args are sub-slices of buf, except inline arguments that needed unescaping,
+// which live in the Parser's scratch. They are valid until the next call to
+// Parse or until buf is modified; the args slice itself is reused.
+//
+// n is the number of bytes consumed. Empty inline lines and "*0"/"*-1"
+// multibulks carry no command and are skipped; when only such bytes could be
+// consumed Parse returns n > 0 and no args. err is ErrIncomplete when buf
+// holds no complete command, or a *ProtocolError after which the connection
+// should be answered with "-" + err.Error() and closed. n is 0 whenever err
+// is not nil, and never exceeds len(buf).
+func (p *Parser) Parse(buf []byte) (args [][]byte, n int, err error) {
+	lim := p.Limits.withDefaults()
+	if cap(p.args) > maxRetainedArgs {
+		p.args = nil
+	}
+	if cap(p.scratch) > maxRetainedScratch {
+		p.scratch = nil
+	}
+	p.scratch = p.scratch[:0]
+	pos := 0
+	for pos < len(buf) {
+		var m int
+		if buf[pos] == '*' {
+			args, m, err = p.parseMultibulk(buf[pos:], &lim)
+		} else {
+			args, m, err = p.parseInline(buf[pos:], &lim)
+		}
+		if err != nil {
+			if pos > 0 {
+				// Hand back what was skipped; the error shows again next call.
+				return nil, pos, nil
+			}
+			return nil, 0, err
+		}
+		pos += m
+		if len(args) > 0 {
+			return args, pos, nil
+		}
+	}
+	if pos > 0 {
+		return nil, pos, nil
+	}
+	return nil, 0, ErrIncomplete
+}
+
+// parseMultibulk parses "*<count>\r\n" and count "$<len>\r\n<data>\r\n" bulks
+// from b, which starts with '*'. The order of checks and the error texts
+// follow processMultibulkBuffer, so that any prefix of a stream gets the same
+// verdict as in Redis.
+func (p *Parser) parseMultibulk(b []byte, lim *Limits) ([][]byte, int, error) {
+	count, ok, pos, err := header(b, 0, lim.MaxInlineLen, msgBigMbulkCount)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !ok {
+		return nil, 0, protoErr(msgInvalidMultibulk, "multibulk length %q is not an integer", headerText(b, 0))
+	}
+	if count > lim.MaxMultibulkLen {
+		return nil, 0, protoErr(msgInvalidMultibulk, "multibulk length %d exceeds limit %d", count, lim.MaxMultibulkLen)
+	}
+	if p.Unauthenticated && count > unauthMaxMultibulk {
+		return nil, 0, protoErr(msgUnauthMultibulk, "multibulk length %d exceeds %d before AUTH", count, unauthMaxMultibulk)
+	}
+	if count <= 0 {
+		return nil, pos, nil // Redis consumes "*0" and "*-1" and runs nothing
+	}
+	args := p.args[:0]
+	for ; count > 0; count-- {
+		if pos >= len(b) {
+			return nil, 0, ErrIncomplete
+		}
+		start := pos
+		if b[pos] != '$' {
+			// Redis reports the wrong type byte only once the line is whole.
+			if _, _, _, err := header(b, pos, lim.MaxInlineLen, msgBigBulkCount); err != nil {
+				return nil, 0, err
+			}
+			return nil, 0, expectedDollar(b[pos])
+		}
+		size, ok, next, err := header(b, pos, lim.MaxInlineLen, msgBigBulkCount)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !ok || size < 0 || size > lim.MaxBulkLen {
+			if !ok || size < 0 {
+				return nil, 0, protoErr(msgInvalidBulk, "bulk length %q is not a non-negative integer", headerText(b, start))
+			}
+			return nil, 0, protoErr(msgInvalidBulk, "bulk length %d exceeds proto-max-bulk-len %d", size, lim.MaxBulkLen)
+		}
+		if p.Unauthenticated && size > unauthMaxBulk {
+			return nil, 0, protoErr(msgUnauthBulk, "bulk length %d exceeds %d before AUTH", size, unauthMaxBulk)
+		}
+		// Compare against what has arrived, never allocate for the claim.
+		if int64(len(b)-next) < size+2 {
+			p.args = args
+			return nil, 0, ErrIncomplete
+		}
+		end := next + int(size)
+		args = append(args, b[next:end:end])
+		// Like Redis, skip the two bytes after the data without checking
+		// that they are CRLF, so the same streams are accepted.
+		pos = end + 2
+	}
+	p.args = args
+	return args, pos, nil
+}
+
+// header reads the number in the header line starting at b[start] (the '*'
+// or '$' byte). It returns the value, whether string2ll accepts the digits,
+// and the index just past the line. Like Redis it ends the line at the
+// first '\r', needs one more byte after it whatever that byte is, and gives
+// up with tooBig once more than maxLine bytes follow start without any '\r'.
+func header(b []byte, start, maxLine int, tooBig string) (v int64, ok bool, next int, err error) {
+	// Fast path: 1 to 18 digits without a leading zero, then '\r' and one
+	// more byte. It agrees with the general path below on every input.
+	i := start + 1
+	if i < len(b) && b[i] >= '1' && b[i] <= '9' {
+		v = int64(b[i] - '0')
+		i++
+		for i < len(b) && i-start <= 18 && b[i] >= '0' && b[i] <= '9' {
+			v = v*10 + int64(b[i]-'0')
+			i++
+		}
+		if i+1 < len(b) && b[i] == '\r' {
+			return v, true, i + 2, nil
+		}
+	}
+	cr := bytes.IndexByte(b[start:], '\r')
+	if cr < 0 {
+		if len(b)-start > maxLine {
+			return 0, false, 0, protoErr(tooBig, "no CR within %d bytes of header (limit %d)", len(b)-start, maxLine)
+		}
+		return 0, false, 0, ErrIncomplete
+	}
+	cr += start
+	if cr+1 >= len(b) {
+		return 0, false, 0, ErrIncomplete
+	}
+	if cr <= start {
+		return 0, false, cr + 2, nil // only for a line that starts with '\r'
+	}
+	v, ok = string2ll(b[start+1 : cr])
+	return v, ok, cr + 2, nil
+}
+
+// headerText returns the header digits at b[start:] for error details.
+func headerText(b []byte, start int) []byte {
+	line := b[start+1:]
+	if i := bytes.IndexByte(line, '\r'); i >= 0 {
+		line = line[:i]
+	}
+	if len(line) > 32 {
+		line = line[:32]
+	}
+	return line
+}
+
+// string2ll parses a decimal int64 with Redis's strictness: no sign but '-',
+// no leading zeros, no spaces, at most 20 bytes, no overflow.
+func string2ll(s []byte) (int64, bool) {
+	if len(s) == 0 || len(s) >= 21 {
+		return 0, false
+	}
+	if len(s) == 1 && s[0] == '0' {
+		return 0, true
+	}
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+		if len(s) == 0 {
+			return 0, false
+		}
+	}
+	if s[0] < '1' || s[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (1<<64-1)/10 || v*10 > 1<<64-1-d {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
