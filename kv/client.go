@@ -44,6 +44,13 @@ type client struct {
 	libVer  string
 }
 
+// setAuthed records the authentication state; unauthenticated clients get
+// Redis's tighter request limits (10 arguments, 16 KiB bulks).
+func (cl *client) setAuthed(v bool) {
+	cl.authed = v
+	cl.parser.Unauthenticated = !v
+}
+
 func (cl *client) setName(name string) {
 	cl.mu.Lock()
 	cl.name = name

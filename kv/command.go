@@ -126,16 +126,6 @@ func arityOK(arity, argc int) bool {
 // fullName is the name Redis uses in arity errors: "get", "client|setname".
 func (c *command) fullName() string { return c.name }
 
-// hasFlag reports whether COMMAND INFO lists flag f for c.
-func (c *command) hasFlag(f string) bool {
-	for _, x := range c.flags {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
-
 // unknownCommandError formats Redis's reply for an unknown command: the name
 // and the first arguments quoted, at most about 128 bytes of them, with CR
 // and LF replaced by spaces and each string cut at a NUL as C's %s does.
@@ -192,4 +182,14 @@ func sanitizeError(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// CommandNames returns the names of the top-level commands Shoal
+// implements, in COMMAND's order.
+func CommandNames() []string {
+	names := make([]string, len(commandOrder))
+	for i, c := range commandOrder {
+		names[i] = c.name
+	}
+	return names
 }

@@ -84,9 +84,15 @@ func writeCommandInfo(cl *client, c *command) {
 	for _, t := range c.tips {
 		cl.writeBulkStr(t)
 	}
-	cl.writeArray(len(c.keySpecs))
+	cl.writeSet(len(c.keySpecs))
 	for _, ks := range c.keySpecs {
 		writeKeySpec(cl, ks)
+	}
+	// Redis writes an empty set when there are no subcommands, an array
+	// otherwise.
+	if len(c.subOrder) == 0 {
+		cl.writeSet(0)
+		return
 	}
 	cl.writeArray(len(c.subOrder))
 	for _, s := range c.subOrder {

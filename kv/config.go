@@ -13,14 +13,13 @@ import (
 // config holds the parameters CONFIG GET reports and CONFIG SET changes.
 // mu guards the mutable values; the Handler reads requirePass on AUTH only.
 type config struct {
-	mu          sync.Mutex
-	h           *Handler
-	password    string
-	maxMemory   int64
-	policy      store.Policy
-	logLevel    string
-	params      []configParam
-	staticValue map[string]string
+	mu        sync.Mutex
+	h         *Handler
+	password  string
+	maxMemory int64
+	policy    store.Policy
+	logLevel  string
+	params    []configParam
 }
 
 // configParam is one CONFIG parameter. set is nil for parameters that
@@ -115,7 +114,7 @@ func setLogLevel(c *config, v string) error {
 func onlyValue(name, want string) func(*config, string) error {
 	return func(_ *config, v string) error {
 		if !strings.EqualFold(v, want) {
-			return fmt.Errorf("Shoal keeps no data on disk; %s only accepts %q", name, want)
+			return fmt.Errorf("shoal keeps no data on disk; %s only accepts %q", name, want)
 		}
 		return nil
 	}
@@ -189,6 +188,12 @@ func cmdConfigGet(h *Handler, cl *client, args [][]byte) {
 	for i := range c.params {
 		p := &c.params[i]
 		for _, pat := range args[2:] {
+			if !hasGlob(pat) && strings.EqualFold(string(pat), p.name) {
+				// Redis answers an exact name with the name as given.
+				names = append(names, string(pat))
+				values = append(values, p.get(c))
+				break
+			}
 			if store.Match(toLowerASCII(pat), []byte(p.name)) {
 				names = append(names, p.name)
 				values = append(values, p.get(c))
@@ -266,6 +271,10 @@ func cmdConfigHelp(_ *Handler, cl *client, _ [][]byte) {
 		"REWRITE",
 		"    Fails: Shoal runs without a config file.",
 	})
+}
+
+func hasGlob(b []byte) bool {
+	return strings.ContainsAny(string(b), "*?[")
 }
 
 func toLowerASCII(b []byte) []byte {

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"crypto/subtle"
-	"strconv"
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/store"
@@ -30,8 +29,12 @@ func cmdQuit(_ *Handler, cl *client, _ [][]byte) {
 
 func cmdSelect(_ *Handler, cl *client, args [][]byte) {
 	id, ok := store.ParseInt(args[1])
-	if !ok || id < math32Min || id > math32Max {
+	if !ok {
 		cl.writeError(errNotInteger)
+		return
+	}
+	if id < math32Min || id > math32Max {
+		cl.writeError("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
 	if id != 0 {
@@ -77,7 +80,7 @@ func cmdAuth(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errWrongPass)
 		return
 	}
-	cl.authed = true
+	cl.setAuthed(true)
 	cl.writeOK()
 }
 
@@ -122,7 +125,7 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 			cl.writeError(errWrongPass)
 			return
 		}
-		cl.authed = true
+		cl.setAuthed(true)
 	}
 	if !cl.authed && h.authRequired.Load() {
 		cl.writeError(errHelloNoAuth)
@@ -157,7 +160,7 @@ func cmdReset(h *Handler, cl *client, _ [][]byte) {
 	cl.protoShown.Store(2)
 	cl.setName("")
 	if h.authRequired.Load() {
-		cl.authed = false
+		cl.setAuthed(false)
 	}
 	cl.writeStatus("RESET")
 }
@@ -238,7 +241,7 @@ func cmdClientList(h *Handler, cl *client, args [][]byte) {
 			ids = map[int64]bool{}
 			for i++; i < len(args); i++ {
 				id, ok := store.ParseInt(args[i])
-				if !ok || id <= 0 {
+				if !ok {
 					cl.writeError("ERR Invalid client ID")
 					return
 				}
@@ -391,5 +394,3 @@ func writeHelp(cl *client, cmd string, lines []string) {
 	cl.writeStatus("HELP")
 	cl.writeStatus("    Print this help.")
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -17,7 +17,7 @@ const (
 	errGTLTConflict   = "ERR GT and LT options at the same time are not compatible"
 	errClientName     = "ERR Client names cannot contain spaces, newlines or special characters."
 	errAuthNoPass     = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
-	errHelloNoAuth    = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errHelloNoAuth    = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
 	errProtoVersion   = "ERR Protocol version is not an integer or out of range"
 	errMaxClients     = "ERR max number of clients reached"
 	errNoConfigFile   = "ERR The server is running without a config file"

@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,9 @@ type Handler struct {
 func New(s *store.Store, o Options) *Handler {
 	if o.Limits == (resp.Limits{}) {
 		o.Limits = resp.DefaultLimits
+		// Redis 7 accepts up to INT_MAX arguments from authenticated
+		// clients; the parser grows its slice only as arguments arrive.
+		o.Limits.MaxMultibulkLen = math.MaxInt32
 	}
 	if o.FlushBytes <= 0 {
 		o.FlushBytes = defaultFlushBytes
@@ -114,6 +118,7 @@ func (h *Handler) OnOpen(c *eventloop.Conn) {
 		createdAt: now,
 	}
 	cl.parser.Limits = h.opts.Limits
+	cl.parser.Unauthenticated = !cl.authed
 	cl.lastActive.Store(now)
 	cl.protoShown.Store(2)
 	c.SetContext(cl)

@@ -3,31 +3,27 @@ package kv
 // implementations maps every name in commandTable to its function. A
 // container command's own function runs only when it is called without a
 // subcommand.
-var implementations map[string]handlerFunc
-
-func init() {
-	implementations = map[string]handlerFunc{
-		"ping": cmdPing, "echo": cmdEcho, "quit": cmdQuit, "hello": cmdHello, "auth": cmdAuth,
-		"select": cmdSelect, "reset": cmdReset,
-		"client": containerOnly, "client|id": cmdClientID, "client|setname": cmdClientSetName,
-		"client|getname": cmdClientGetName, "client|list": cmdClientList, "client|info": cmdClientInfo,
-		"client|kill": cmdClientKill, "client|help": cmdClientHelp, "client|setinfo": cmdClientSetInfo,
-		"info": cmdInfo, "config": containerOnly, "config|get": cmdConfigGet, "config|set": cmdConfigSet,
-		"config|resetstat": cmdConfigResetStat, "config|rewrite": cmdConfigRewrite, "config|help": cmdConfigHelp,
-		"dbsize": cmdDBSize, "flushdb": cmdFlush, "flushall": cmdFlush, "time": cmdTime,
-		"command": cmdCommand, "command|count": cmdCommandCount, "command|info": cmdCommandInfo,
-		"command|docs": cmdCommandDocs, "command|list": cmdCommandList, "command|help": cmdCommandHelp,
-		"get": cmdGet, "set": cmdSet, "setnx": cmdSetNX, "setex": cmdSetEX, "psetex": cmdPSetEX,
-		"getset": cmdGetSet, "getdel": cmdGetDel, "getex": cmdGetEx, "mget": cmdMGet, "mset": cmdMSet,
-		"msetnx": cmdMSetNX, "incr": cmdIncr, "incrby": cmdIncrBy, "incrbyfloat": cmdIncrByFloat,
-		"decr": cmdDecr, "decrby": cmdDecrBy, "append": cmdAppend, "strlen": cmdStrlen,
-		"getrange": cmdGetRange, "setrange": cmdSetRange,
-		"del": cmdDel, "unlink": cmdDel, "exists": cmdExists, "type": cmdType,
-		"expire": cmdExpire, "pexpire": cmdPExpire, "expireat": cmdExpireAt, "pexpireat": cmdPExpireAt,
-		"expiretime": cmdExpireTime, "pexpiretime": cmdPExpireTime, "ttl": cmdTTL, "pttl": cmdPTTL,
-		"persist": cmdPersist, "keys": cmdKeys, "scan": cmdScan, "rename": cmdRename,
-		"renamenx": cmdRenameNX, "randomkey": cmdRandomKey,
-	}
+var implementations = map[string]handlerFunc{
+	"ping": cmdPing, "echo": cmdEcho, "quit": cmdQuit, "hello": cmdHello, "auth": cmdAuth,
+	"select": cmdSelect, "reset": cmdReset,
+	"client": containerOnly, "client|id": cmdClientID, "client|setname": cmdClientSetName,
+	"client|getname": cmdClientGetName, "client|list": cmdClientList, "client|info": cmdClientInfo,
+	"client|kill": cmdClientKill, "client|help": cmdClientHelp, "client|setinfo": cmdClientSetInfo,
+	"info": cmdInfo, "config": containerOnly, "config|get": cmdConfigGet, "config|set": cmdConfigSet,
+	"config|resetstat": cmdConfigResetStat, "config|rewrite": cmdConfigRewrite, "config|help": cmdConfigHelp,
+	"dbsize": cmdDBSize, "flushdb": cmdFlush, "flushall": cmdFlush, "time": cmdTime,
+	"command": cmdCommand, "command|count": cmdCommandCount, "command|info": cmdCommandInfo,
+	"command|docs": cmdCommandDocs, "command|list": cmdCommandList, "command|help": cmdCommandHelp,
+	"get": cmdGet, "set": cmdSet, "setnx": cmdSetNX, "setex": cmdSetEX, "psetex": cmdPSetEX,
+	"getset": cmdGetSet, "getdel": cmdGetDel, "getex": cmdGetEx, "mget": cmdMGet, "mset": cmdMSet,
+	"msetnx": cmdMSetNX, "incr": cmdIncr, "incrby": cmdIncrBy, "incrbyfloat": cmdIncrByFloat,
+	"decr": cmdDecr, "decrby": cmdDecrBy, "append": cmdAppend, "strlen": cmdStrlen,
+	"getrange": cmdGetRange, "setrange": cmdSetRange,
+	"del": cmdDel, "unlink": cmdDel, "exists": cmdExists, "type": cmdType,
+	"expire": cmdExpire, "pexpire": cmdPExpire, "expireat": cmdExpireAt, "pexpireat": cmdPExpireAt,
+	"expiretime": cmdExpireTime, "pexpiretime": cmdPExpireTime, "ttl": cmdTTL, "pttl": cmdPTTL,
+	"persist": cmdPersist, "keys": cmdKeys, "scan": cmdScan, "rename": cmdRename,
+	"renamenx": cmdRenameNX, "randomkey": cmdRandomKey,
 }
 
 // containerOnly answers a container command sent without a subcommand that

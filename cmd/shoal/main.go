@@ -1,0 +1,227 @@
+// Command shoal is a Redis-compatible in-memory key-value server built on
+// Shoal's event loops.
+//
+// Every flag can also be given as an environment variable named SHOAL_ plus
+// the flag name in upper case with dashes as underscores (--maxmemory-policy
+// is SHOAL_MAXMEMORY_POLICY). An explicit flag wins over the environment,
+// which wins over the default.
+//
+// SIGTERM and SIGINT stop accepting, answer every request already received,
+// flush, and exit 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
+	"github.com/shoalkv/shoal/store"
+)
+
+// config is the parsed command line.
+type config struct {
+	port            int
+	bind            string
+	requirePass     string
+	maxClients      int
+	maxMemory       int64
+	policy          store.Policy
+	loops           int
+	balancer        string
+	idleTimeout     time.Duration
+	logLevel        slog.Level
+	logLevelName    string
+	maxQueryBuffer  int
+	shutdownTimeout time.Duration
+}
+
+func main() {
+	cfg, err := parseConfig(os.Args[1:], os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "shoal:", err)
+		os.Exit(2)
+	}
+	if err := run(cfg); err != nil {
+		slog.Error("shoal stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// parseConfig reads flags from args with defaults taken from the SHOAL_*
+// environment variables (so explicit flags win).
+func parseConfig(args []string, getenv func(string) string) (config, error) {
+	fs := flag.NewFlagSet("shoal", flag.ContinueOnError)
+	env := func(name, def string) string {
+		if v := getenv("SHOAL_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); v != "" {
+			return v
+		}
+		return def
+	}
+	port := fs.String("port", env("port", "6379"), "TCP port to listen on")
+	bind := fs.String("bind", env("bind", "127.0.0.1"), "address to bind")
+	requirePass := fs.String("requirepass", env("requirepass", ""), "password clients must AUTH with (empty: none)")
+	maxClients := fs.String("maxclients", env("maxclients", "10000"), "maximum simultaneous clients")
+	maxMemory := fs.String("maxmemory", env("maxmemory", "0"), "memory limit for data, e.g. 100mb, 1gb (0: none)")
+	policy := fs.String("maxmemory-policy", env("maxmemory-policy", "noeviction"), "eviction policy: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl")
+	loops := fs.String("loops", env("loops", "0"), "event loops (0: GOMAXPROCS)")
+	balancer := fs.String("balancer", env("balancer", "loadaware"), "connection balancer: roundrobin, leastconn, loadaware")
+	idle := fs.String("idle-timeout", env("idle-timeout", "0"), "close clients idle this long, e.g. 300s (0: never)")
+	logLevel := fs.String("loglevel", env("loglevel", "notice"), "debug, verbose, notice, warning or nothing")
+	maxQuery := fs.String("max-query-buffer", env("max-query-buffer", "64mb"), "close a client whose unparsed input exceeds this")
+	shutdown := fs.String("shutdown-timeout", env("shutdown-timeout", "30s"), "how long SIGTERM waits for replies to drain")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var c config
+	var err error
+	if c.port, err = strconv.Atoi(*port); err != nil || c.port < 0 || c.port > 65535 {
+		return c, fmt.Errorf("--port %q: want 0..65535", *port)
+	}
+	c.bind = *bind
+	c.requirePass = *requirePass
+	if c.maxClients, err = strconv.Atoi(*maxClients); err != nil || c.maxClients < 1 {
+		return c, fmt.Errorf("--maxclients %q: want a positive integer", *maxClients)
+	}
+	if c.maxMemory, err = kv.ParseMemory(*maxMemory); err != nil {
+		return c, fmt.Errorf("--maxmemory: %w", err)
+	}
+	if c.policy, err = store.ParsePolicy(*policy); err != nil {
+		return c, fmt.Errorf("--maxmemory-policy: %w", err)
+	}
+	if c.loops, err = strconv.Atoi(*loops); err != nil || c.loops < 0 {
+		return c, fmt.Errorf("--loops %q: want a non-negative integer", *loops)
+	}
+	switch *balancer {
+	case "roundrobin", "leastconn", "loadaware":
+		c.balancer = *balancer
+	default:
+		return c, fmt.Errorf("--balancer %q: want roundrobin, leastconn or loadaware", *balancer)
+	}
+	if c.idleTimeout, err = parseDuration(*idle); err != nil || c.idleTimeout < 0 {
+		return c, fmt.Errorf("--idle-timeout %q: want a duration such as 300s, or seconds", *idle)
+	}
+	if c.logLevel, err = parseLogLevel(*logLevel); err != nil {
+		return c, err
+	}
+	c.logLevelName = strings.ToLower(*logLevel)
+	mq, err := kv.ParseMemory(*maxQuery)
+	if err != nil || mq < 1024 || mq > 1<<40 {
+		return c, fmt.Errorf("--max-query-buffer %q: want a size between 1kb and 1tb", *maxQuery)
+	}
+	c.maxQueryBuffer = int(mq)
+	if c.shutdownTimeout, err = parseDuration(*shutdown); err != nil || c.shutdownTimeout <= 0 {
+		return c, fmt.Errorf("--shutdown-timeout %q: want a positive duration", *shutdown)
+	}
+	return c, nil
+}
+
+// parseDuration accepts Go durations ("300s") and plain seconds ("300"), the
+// unit redis.conf uses for timeout.
+func parseDuration(s string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	return time.ParseDuration(s)
+}
+
+func parseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "verbose", "notice":
+		return slog.LevelInfo, nil
+	case "warning":
+		return slog.LevelWarn, nil
+	case "nothing":
+		return slog.LevelError + 4, nil
+	}
+	return 0, fmt.Errorf("--loglevel %q: want debug, verbose, notice, warning or nothing", s)
+}
+
+func run(cfg config) error {
+	level := new(slog.LevelVar)
+	level.Set(cfg.logLevel)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(logger)
+
+	st := store.New(store.Options{MaxMemory: cfg.maxMemory, Policy: cfg.policy})
+	defer st.Close()
+	h := kv.New(st, kv.Options{
+		RequirePass: cfg.requirePass,
+		MaxClients:  cfg.maxClients,
+		Port:        cfg.port,
+		Bind:        cfg.bind,
+		IdleTimeout: cfg.idleTimeout,
+		Logger:      logger,
+		LogLevel:    level,
+	})
+	defer h.Close()
+	h.SetStoreLimits(cfg.maxMemory, cfg.policy)
+
+	var bal eventloop.Balancer
+	switch cfg.balancer {
+	case "roundrobin":
+		bal = &eventloop.RoundRobin{}
+	case "leastconn":
+		bal = eventloop.LeastConnections{}
+	default:
+		bal = &eventloop.LoadAware{}
+	}
+	srv, err := eventloop.NewServer(h, eventloop.Options{
+		Addr:             net.JoinHostPort(cfg.bind, strconv.Itoa(cfg.port)),
+		Loops:            cfg.loops,
+		Balancer:         bal,
+		MaxConns:         cfg.maxClients,
+		RejectMessage:    []byte("-ERR max number of clients reached\r\n"),
+		MaxInboundBuffer: cfg.maxQueryBuffer,
+		IdleTimeout:      cfg.idleTimeout,
+		Logger:           logger,
+	})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	logger.Info("shoal ready to accept connections", "addr", srv.Addr().String(),
+		"loops", cfg.loops, "balancer", cfg.balancer, "maxclients", cfg.maxClients,
+		"auth", cfg.requirePass != "")
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	select {
+	case sig := <-sigs:
+		logger.Info("shutting down: answering requests already received", "signal", sig.String())
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, eventloop.ErrServerClosed) {
+			return fmt.Errorf("shutdown: %w", err)
+		}
+		if err := <-served; err != nil && !errors.Is(err, eventloop.ErrServerClosed) {
+			return err
+		}
+		logger.Info("shoal stopped cleanly")
+		return nil
+	case err := <-served:
+		if errors.Is(err, eventloop.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
