@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var shoalBin string
+
+// TestMain builds the binary once; the tests run it as users would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "shoal-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	shoalBin = filepath.Join(dir, "shoal")
+	build := exec.Command("go", "build", "-o", shoalBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building shoal:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// shoalProc is a running shoal binary.
+type shoalProc struct {
+	cmd    *exec.Cmd
+	port   int
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+// startBinary runs the shoal binary on a free port and waits until it
+// answers; the cleanup kills it by PID if the test has not stopped it.
+func startBinary(t *testing.T, args ...string) *shoalProc {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command(shoalBin, append([]string{"--port", strconv.Itoa(port)}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &shoalProc{cmd: cmd, port: port, stderr: &stderr, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.Dial("tcp", p.addr())
+		if err == nil {
+			c.Close()
+			return p
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("shoal did not start listening; stderr:\n%s", stderr.String())
+	return nil
+}
+
+func (p *shoalProc) addr() string { return fmt.Sprintf("127.0.0.1:%d", p.port) }
+
+// stop sends sig and returns the exit error (nil for exit 0).
+func (p *shoalProc) stop(t *testing.T, sig syscall.Signal) error {
+	t.Helper()
+	if err := syscall.Kill(p.cmd.Process.Pid, sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // let the cleanup's receive succeed
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("shoal did not exit after %v; stderr:\n%s", sig, p.stderr.String())
+		return nil
+	}
+}
+
+func TestReadyLineNamesAddress(t *testing.T) {
+	p := startBinary(t)
+	if err := p.stop(t, syscall.SIGINT); err != nil {
+		t.Fatalf("exit after SIGINT: %v", err)
+	}
+	out := p.stderr.String()
+	if !strings.Contains(out, "ready to accept connections") || !strings.Contains(out, p.addr()) {
+		t.Errorf("no ready line with %s in:\n%s", p.addr(), out)
+	}
+}
+
+func TestRedisBenchmarkRunsCleanly(t *testing.T) {
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		t.Skip("redis-benchmark not installed")
+	}
+	p := startBinary(t)
+	out, err := exec.Command("redis-benchmark", "-p", strconv.Itoa(p.port),
+		"-t", "ping_inline,ping_mbulk,set,get,incr,mset", "-n", "20000", "-P", "16", "-q").CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-benchmark: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, bad := range []string{"ERR", "Error", "WARNING", "error"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("redis-benchmark output contains %q:\n%s", bad, text)
+		}
+	}
+	for _, test := range []string{"PING_INLINE: ", "PING_MBULK: ", "SET: ", "GET: ", "INCR: ", "MSET (10 keys): "} {
+		if !hasResultLine(text, test) {
+			t.Errorf("no result line for %q:\n%s", test, text)
+		}
+	}
+}
+
+// hasResultLine finds "<test> <n> requests per second" with n > 0; -q
+// output redraws progress with \r, so split on both line ends.
+func hasResultLine(out, test string) bool {
+	for _, line := range strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, test)
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) >= 3 && fields[1] == "requests" {
+			if rps, err := strconv.ParseFloat(fields[0], 64); err == nil && rps > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestRedisCLI(t *testing.T) {
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		t.Skip("redis-cli not installed")
+	}
+	p := startBinary(t, "--requirepass", "s3cret")
+	cli := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("redis-cli", append([]string{"-p", strconv.Itoa(p.port)}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-cli %q: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := cli("get", "k"); got != "NOAUTH Authentication required." {
+		t.Errorf("without password: %q", got)
+	}
+	auth := []string{"--no-auth-warning", "-a", "s3cret"}
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"set", "k", "hello world"}, "OK"},
+		{[]string{"get", "k"}, "hello world"},
+		{[]string{"incrbyfloat", "f", "1.5"}, "1.5"},
+		{[]string{"--no-raw", "get", "missing"}, "(nil)"},
+		{[]string{"-3", "--no-raw", "get", "missing"}, "(nil)"},
+		{[]string{"dbsize"}, "2"},
+		{[]string{"config", "get", "appendonly"}, "appendonly\nno"},
+	}
+	for _, st := range steps {
+		if got := cli(append(auth, st.args...)...); got != st.want {
+			t.Errorf("redis-cli %q = %q, want %q", st.args, got, st.want)
+		}
+	}
+	info := cli(append(auth, "info")...)
+	for _, field := range []string{"redis_version:", "connected_clients:", "used_memory:", "keyspace_hits:", "db0:keys=2,expires=0,avg_ttl=0"} {
+		if !strings.Contains(info, field) {
+			t.Errorf("INFO lacks %q:\n%s", field, info)
+		}
+	}
+}
+
+func TestMaxClientsRejectsExtraConnection(t *testing.T) {
+	p := startBinary(t, "--maxclients", "2")
+	var held []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", p.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("PING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || line != "+PONG\r\n" {
+			t.Fatalf("client %d: %q %v", i, line, err)
+		}
+		held = append(held, c)
+	}
+	c, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, _ := io.ReadAll(c)
+	if string(got) != "-ERR max number of clients reached\r\n" {
+		t.Errorf("third client got %q", got)
+	}
+	_ = held
+}
+
+// TestSIGTERMAnswersPipelinedRequests writes 10,000 pipelined INCRs, waits
+// until the server has started answering and every byte is written, sends
+// SIGTERM, and checks that all 10,000 replies arrive in order and the
+// process exits 0.
+func TestSIGTERMAnswersPipelinedRequests(t *testing.T) {
+	p := startBinary(t)
+	conn, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const n = 10000
+	req := bytes.Repeat([]byte("*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n"), n)
+	written := make(chan error, 1)
+	go func() {
+		_, err := conn.Write(req)
+		written <- err
+	}()
+	rd := bufio.NewReaderSize(conn, 64<<10)
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	first, err := rd.ReadString('\n')
+	if err != nil || first != ":1\r\n" {
+		t.Fatalf("first reply %q, %v", first, err)
+	}
+	if err := <-written; err != nil {
+		t.Fatalf("writing the pipeline: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- p.stop(t, syscall.SIGTERM) }()
+	for i := 2; i <= n; i++ {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reply %d of %d: %v", i, n, err)
+		}
+		if want := ":" + strconv.Itoa(i) + "\r\n"; line != want {
+			t.Fatalf("reply %d = %q, want %q", i, line, want)
+		}
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("exit status after SIGTERM: %v\nstderr:\n%s", err, p.stderr.String())
+	}
+}
+
+func TestConfigFlagEnvDefault(t *testing.T) {
+	env := map[string]string{"SHOAL_PORT": "7000", "SHOAL_MAXMEMORY": "100mb", "SHOAL_BALANCER": "roundrobin"}
+	getenv := func(k string) string { return env[k] }
+	c, err := parseConfig([]string{"--port", "7001"}, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.port != 7001 {
+		t.Errorf("flag should win over env: port %d", c.port)
+	}
+	if c.maxMemory != 100<<20 {
+		t.Errorf("env maxmemory: %d", c.maxMemory)
+	}
+	if c.balancer != "roundrobin" {
+		t.Errorf("env balancer: %q", c.balancer)
+	}
+	if c.bind != "127.0.0.1" || c.maxClients != 10000 {
+		t.Errorf("defaults: bind %q maxclients %d", c.bind, c.maxClients)
+	}
+	for _, bad := range [][]string{
+		{"--port", "70000"}, {"--maxmemory", "lots"}, {"--balancer", "random"},
+		{"--maxmemory-policy", "allkeys-lfu"}, {"--loglevel", "loud"}, {"--maxclients", "0"}, {"extra"},
+	} {
+		if _, err := parseConfig(bad, func(string) string { return "" }); err == nil {
+			t.Errorf("parseConfig(%q) accepted", bad)
+		}
+	}
+}
