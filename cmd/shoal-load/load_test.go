@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoalkv/shoal/proto/resp"
+)
+
+func testConfig(addr string) *config {
+	return &config{
+		Protocol: "resp", Addr: addr, Conns: 4, Pipeline: 8, Keyspace: 1000, ValueSize: 16,
+		Dist: "uniform", ZipfS: 1.01, Timeout: 5 * time.Second, Seed: 1,
+		Mix: []opWeight{{opGet, 1}},
+	}
+}
+
+func mustRun(t *testing.T, cfg *config) *Report {
+	t.Helper()
+	rep, err := run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func checkLatency(t *testing.T, rep *Report) {
+	t.Helper()
+	l := rep.LatencyUs
+	if !(l.P50 > 0 && l.P50 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.P9999 && l.P9999 <= l.Max) {
+		t.Errorf("latencies not positive and ordered: %+v", l)
+	}
+}
+
+func TestClosedLoopSendsExactlyN(t *testing.T) {
+	addr := startRedis(t)
+	for _, tc := range []struct {
+		name string
+		mix  []opWeight
+		n    int64
+		p    int
+	}{
+		{"get", []opWeight{{opGet, 1}}, 1003, 8}, // n not a multiple of P: the last batch is short
+		{"set", []opWeight{{opSet, 1}}, 500, 1},
+		{"mix", []opWeight{{opGet, 1}, {opSet, 1}, {opPing, 1}, {opIncr, 1}}, 2000, 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := infoField(t, addr, "stats", "total_commands_processed")
+			cfg := testConfig(addr)
+			cfg.Mix, cfg.Requests, cfg.Pipeline = tc.mix, tc.n, tc.p
+			rep := mustRun(t, cfg)
+			after := infoField(t, addr, "stats", "total_commands_processed")
+			if rep.Requests != tc.n || rep.Errors != 0 {
+				t.Fatalf("requests %d errors %d %v, want %d and 0", rep.Requests, rep.Errors, rep.ErrorsByKind, tc.n)
+			}
+			// The server saw exactly n commands, plus the first INFO.
+			if got := after - before - 1; got != tc.n {
+				t.Errorf("server processed %d commands, want %d", got, tc.n)
+			}
+			if rep.Throughput <= 0 || rep.DurationSec <= 0 {
+				t.Errorf("throughput %v over %v s", rep.Throughput, rep.DurationSec)
+			}
+			checkLatency(t, rep)
+		})
+	}
+}
+
+func TestClosedLoopWarmupIsNotCounted(t *testing.T) {
+	addr := startRedis(t)
+	before := infoField(t, addr, "stats", "total_commands_processed")
+	cfg := testConfig(addr)
+	cfg.Requests, cfg.Warmup = 400, 200*time.Millisecond
+	rep := mustRun(t, cfg)
+	sent := infoField(t, addr, "stats", "total_commands_processed") - before - 1
+	if rep.Requests != 400 {
+		t.Fatalf("measured %d requests, want 400", rep.Requests)
+	}
+	if sent <= 400 {
+		t.Errorf("server saw %d commands: the warmup sent nothing", sent)
+	}
+}
+
+func TestClosedLoopDuration(t *testing.T) {
+	addr := startRedis(t)
+	cfg := testConfig(addr)
+	cfg.Duration = 300 * time.Millisecond
+	rep := mustRun(t, cfg)
+	if rep.Requests == 0 || rep.DurationSec < 0.3 || rep.DurationSec > 2 {
+		t.Fatalf("%d requests in %.3f s, want some in about 0.3 s", rep.Requests, rep.DurationSec)
+	}
+	if rep.Requests%int64(cfg.Pipeline) != 0 {
+		t.Errorf("%d requests is not whole batches of %d", rep.Requests, cfg.Pipeline)
+	}
+}
+
+func TestOpenLoopSendsAtRate(t *testing.T) {
+	addr := startRedis(t)
+	t.Run("count", func(t *testing.T) {
+		before := infoField(t, addr, "stats", "total_commands_processed")
+		cfg := testConfig(addr)
+		cfg.Rate, cfg.Requests = 5000, 1001
+		start := time.Now()
+		rep := mustRun(t, cfg)
+		elapsed := time.Since(start)
+		if rep.Requests != 1001 || rep.Errors != 0 {
+			t.Fatalf("requests %d errors %v, want 1001 and none", rep.Requests, rep.ErrorsByKind)
+		}
+		if got := infoField(t, addr, "stats", "total_commands_processed") - before - 1; got != 1001 {
+			t.Errorf("server processed %d commands, want 1001", got)
+		}
+		// 1001 requests at 5000/s take 0.2 s; a closed loop would take a few ms.
+		if elapsed < 150*time.Millisecond {
+			t.Errorf("1001 requests at 5000/s took %v: not rate limited", elapsed)
+		}
+		checkLatency(t, rep)
+	})
+	t.Run("duration", func(t *testing.T) {
+		cfg := testConfig(addr)
+		cfg.Rate, cfg.Duration, cfg.Warmup = 4000, 500*time.Millisecond, 100*time.Millisecond
+		rep := mustRun(t, cfg)
+		// Each connection sends every 1 ms: 500 measured requests each, give or take one.
+		if rep.Requests < 2000-8 || rep.Requests > 2000+8 {
+			t.Fatalf("%d requests, want 2000±8", rep.Requests)
+		}
+		checkLatency(t, rep)
+	})
+}
+
+// A server that stops answering for a while must show up in open-loop latency even though
+// the client sends nothing new while it waits (coordinated omission).
+func TestOpenLoopCountsStallFromDueTime(t *testing.T) {
+	addr := startRedis(t)
+	cfg := testConfig(addr)
+	cfg.Conns, cfg.Rate, cfg.Duration = 2, 2000, 800*time.Millisecond
+	stalled := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			defer c.Close()
+			buf := make([]byte, 64)
+			var n int
+			if _, err = c.Write(resp.AppendCommand(nil, "DEBUG", "SLEEP", "0.2")); err == nil {
+				if n, err = c.Read(buf); err == nil && string(buf[:n]) != "+OK\r\n" {
+					err = fmt.Errorf("DEBUG SLEEP replied %q", buf[:n])
+				}
+			}
+		}
+		stalled <- err
+	}()
+	rep := mustRun(t, cfg)
+	if err := <-stalled; err != nil {
+		t.Fatal(err)
+	}
+	if rep.LatencyUs.Max < 150_000 {
+		t.Errorf("max latency %.0f µs, want the 200 ms stall", rep.LatencyUs.Max)
+	}
+	// ~400 of ~1600 requests fell due during the stall; each waited for its end.
+	if rep.LatencyUs.P90 < 20_000 {
+		t.Errorf("p90 %.0f µs: the requests queued behind the stall were not counted from their due time", rep.LatencyUs.P90)
+	}
+}
+
+func TestErrorRepliesAreCountedByKind(t *testing.T) {
+	addr := startRedis(t)
+	redisDo(t, addr, "LPUSH", "key:000000000000", "a")   // GET on it: WRONGTYPE
+	redisDo(t, addr, "SET", "counter:000000000000", "x") // INCR on it: ERR not an integer
+	cfg := testConfig(addr)
+	cfg.Keyspace, cfg.Requests = 1, 600
+	cfg.Mix = []opWeight{{opGet, 1}, {opIncr, 1}, {opPing, 1}}
+	rep := mustRun(t, cfg)
+	wt, er := rep.ErrorsByKind["WRONGTYPE"], rep.ErrorsByKind["ERR"]
+	if rep.Requests != 600 || wt == 0 || er == 0 || wt+er != rep.Errors || len(rep.ErrorsByKind) != 2 {
+		t.Fatalf("requests %d errors %d by kind %v", rep.Requests, rep.Errors, rep.ErrorsByKind)
+	}
+	// A third of the requests are PINGs, which succeed.
+	if rep.Errors > 500 || rep.Errors < 300 {
+		t.Errorf("%d errors of 600 requests, want about 400", rep.Errors)
+	}
+}
+
+func TestIOErrorsAreCounted(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close() // every connection ends before its first reply
+		}
+	}()
+	cfg := testConfig(l.Addr().String())
+	cfg.Requests = 100
+	rep := mustRun(t, cfg)
+	if rep.Requests != 0 || rep.Errors != int64(cfg.Conns) {
+		t.Fatalf("requests %d errors %v, want 0 and one I/O error per connection", rep.Requests, rep.ErrorsByKind)
+	}
+	for k := range rep.ErrorsByKind {
+		if !strings.HasPrefix(k, "io: ") {
+			t.Errorf("error kind %q is not an I/O error", k)
+		}
+	}
+}
+
+func TestDialFailureIsAnError(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	cfg := testConfig(addr)
+	cfg.Requests = 10
+	if _, err := run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("err = %v, want one naming %s", err, addr)
+	}
+}
+
+func TestJSONReportParses(t *testing.T) {
+	addr := startRedis(t)
+	var stdout, stderr bytes.Buffer
+	code, err := mainErr([]string{"-addr", addr, "-c", "3", "-P", "4", "-n", "300", "-ratio", "2:1",
+		"-value-size", "100", "-dist", "zipf", "-json", "-progress", "10ms"}, &stdout, &stderr)
+	if code != 0 || err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, stderr.String())
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
+	}
+	if rep.Requests != 300 || rep.Connections != 3 || rep.Pipeline != 4 || rep.Workload != "get:2,set:1" ||
+		rep.Dist != "zipf" || rep.ValueSize != 100 || rep.Mode != "closed" || rep.Throughput <= 0 || rep.LatencyUs.P99 <= 0 {
+		t.Errorf("report %+v", rep)
+	}
+	// Not a terminal: the markers are plain lines, in order.
+	out := stderr.String()
+	m, d := strings.Index(out, markerMeasuring+"\n"), strings.Index(out, markerDone+"\n")
+	if m < 0 || d < m || strings.Contains(out, "\r") {
+		t.Errorf("progress output %q lacks the markers in order or redraws in place", out)
+	}
+}
+
+func TestTableReport(t *testing.T) {
+	addr := startRedis(t)
+	var stdout, stderr bytes.Buffer
+	if code, err := mainErr([]string{"-addr", addr, "-c", "2", "-n", "50", "-t", "ping", "-progress", "0"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	for _, want := range []string{"closed loop, pipeline 1, 2 connections, ping:1", "req/s", "p99.99"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+func TestBadFlagsNameValueAndLimit(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-c", "0"}, "-c 0: connections must be between 1 and"},
+		{[]string{"-P", "100000"}, "-P 100000: pipeline depth must be between 1 and 65536"},
+		{[]string{"-d", "0"}, "-d 0s"},
+		{[]string{"-ratio", "9"}, `-ratio "9": want GET:SET`},
+		{[]string{"-ratio", "0:0"}, "not both 0"},
+		{[]string{"-t", "get,del"}, `unknown command "del"`},
+		{[]string{"-t", "get:x"}, `weight "x"`},
+		{[]string{"-dist", "pareto"}, `-dist "pareto"`},
+		{[]string{"-dist", "zipf", "-zipf-s", "1"}, "must be > 1"},
+		{[]string{"-src", "127.0.0.1,nope"}, `"nope" is not an IP address`},
+		{[]string{"-keyspace", "0"}, "-keyspace 0"},
+		{[]string{"-value-size", "-1"}, "-value-size -1"},
+		{[]string{"-proto", "http"}, `unsupported protocol "http"`},
+		{[]string{"-rate", "100", "-n", "2", "-c", "5"}, "-n 2 is smaller than -c 5"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		var stderr bytes.Buffer
+		code, err := mainErr(tc.args, &stderr, &stderr)
+		if code == 0 || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, err %v; want an error containing %q", tc.args, code, err, tc.want)
+		}
+	}
+}
+
+func TestSourceAddressesAreUsed(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	seen := make(chan string, 8)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			seen <- c.RemoteAddr().(*net.TCPAddr).IP.String()
+			c.Close()
+		}
+	}()
+	cfg := testConfig(l.Addr().String())
+	cfg.Requests = 10
+	cfg.Sources, _ = parseSources("127.0.0.2,127.0.0.3")
+	mustRun(t, cfg) // the server hangs up; only the source addresses matter here
+	got := map[string]int{}
+	for range cfg.Conns {
+		got[<-seen]++
+	}
+	if got["127.0.0.2"] != 2 || got["127.0.0.3"] != 2 {
+		t.Errorf("connections came from %v, want two each from 127.0.0.2 and 127.0.0.3", got)
+	}
+}

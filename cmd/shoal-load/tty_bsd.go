@@ -1,0 +1,10 @@
+//go:build darwin || freebsd || netbsd || openbsd || dragonfly
+
+package main
+
+import "golang.org/x/sys/unix"
+
+func isTerminal(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TIOCGETA)
+	return err == nil
+}
