@@ -146,6 +146,9 @@ func (p *Parser) ParseHead(buf []byte, req *Request) (n int, err error) {
 // checkPartialRequestLine rejects a request line whose method is already invalid, so
 // that a client speaking another protocol is refused at once instead of after 8 KiB.
 func checkPartialRequestLine(line []byte) error {
+	if len(line) == 1 && line[0] == '\r' {
+		return nil // the first half of an empty line's CRLF
+	}
 	for _, c := range line {
 		if c == ' ' {
 			return nil
@@ -221,10 +224,8 @@ func parseHeaderLine(line []byte) (Header, error) {
 	for len(value) > 0 && (value[len(value)-1] == ' ' || value[len(value)-1] == '\t') {
 		value = value[:len(value)-1]
 	}
-	for _, c := range value {
-		if !valueChars[c] {
-			return Header{}, badRequest("invalid byte 0x%02x in value of header %s", c, quote(name))
-		}
+	if i := invalidValueByte(value); i >= 0 {
+		return Header{}, badRequest("invalid byte 0x%02x in value of header %s", value[i], quote(name))
 	}
 	return Header{Name: name, Value: value}, nil
 }

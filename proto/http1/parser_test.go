@@ -111,9 +111,11 @@ func TestParseSkipsEmptyLinesBeforeRequest(t *testing.T) {
 	if n != len(in) || string(req.Target) != "/" {
 		t.Fatalf("n=%d target=%q", n, req.Target)
 	}
-	var r Request
-	if _, err := new(Parser).Parse([]byte("\r\n"), &r); err != ErrIncomplete {
-		t.Fatalf("only CRLF: %v", err)
+	for _, prefix := range []string{"\r\n", "\r", "\r\n\r"} {
+		var r Request
+		if _, err := new(Parser).Parse([]byte(prefix), &r); err != ErrIncomplete {
+			t.Fatalf("%q: %v, want ErrIncomplete", prefix, err)
+		}
 	}
 }
 
