@@ -133,7 +133,13 @@ func (h *Handler) OnClose(c *eventloop.Conn, err error) {
 		return
 	}
 	h.clients.remove(cl)
-	if err != nil && !errors.Is(err, eventloop.ErrConnClosed) {
+	switch {
+	case err == nil || errors.Is(err, eventloop.ErrConnClosed):
+	case errors.Is(err, eventloop.ErrOutputLimit), errors.Is(err, eventloop.ErrInboundLimit):
+		// Like Redis's "closing client that reached max query buffer
+		// length" / output buffer limit warnings: an operator wants these.
+		h.opts.Logger.Warn("client closed at a buffer limit", "id", cl.id, "addr", cl.addr, "name", cl.getName(), "err", err)
+	default:
 		h.opts.Logger.Debug("connection closed", "id", cl.id, "addr", cl.addr, "err", err)
 	}
 }
@@ -181,7 +187,13 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 		}
 		if len(cl.out) >= h.opts.FlushBytes {
 			c.SetOutputBuffer(cl.out)
-			_ = c.Flush()
+			if err := c.Flush(); err != nil {
+				// The loop closed c (e.g. its output passed the hard
+				// limit): stop executing its remaining commands.
+				cl.out = nil
+				cl.closeAfterReply = true
+				return len(in)
+			}
 			cl.out = c.OutputBuffer()
 		}
 	}

@@ -1,0 +1,281 @@
+package kv_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
+)
+
+// expectClosed reads until the server closes c and fails if it does not
+// within the deadline. It returns how many bytes arrived first.
+func expectClosed(t *testing.T, c net.Conn, within time.Duration) int {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(within))
+	n, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("server did not close the connection within %v (read %d bytes)", within, n)
+	}
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, io.EOF) {
+		t.Fatalf("unexpected read error: %v", err)
+	}
+	return int(n)
+}
+
+// TestSlowReaderIsDisconnectedAtOutputLimit pipelines GETs of a 100 KiB
+// value without reading: the pending replies pass the hard output limit and
+// the server closes the connection instead of buffering without bound.
+func TestSlowReaderIsDisconnectedAtOutputLimit(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{
+		Loops: 1, OutputHighWater: 256 << 10, OutputLowWater: 64 << 10, OutputHardLimit: 1 << 20,
+	})
+	setup := dialRaw(t, srv.addr)
+	if r := setup.do("SET", "big", strings.Repeat("v", 100<<10)); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	c, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const gets = 2000 // 200 MB of replies
+	req := bytes.Repeat([]byte("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n"), gets)
+	_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, _ = c.Write(req) // may fail once the server closes
+	time.Sleep(200 * time.Millisecond)
+	got := expectClosed(t, c, 10*time.Second)
+	if got >= gets*(100<<10) {
+		t.Fatalf("all %d bytes arrived; the limit did not apply", got)
+	}
+	// The server is still healthy for others.
+	if r := setup.do("PING"); r != "+PONG\r\n" {
+		t.Fatalf("PING after the slow reader: %q", r)
+	}
+}
+
+// TestQueryBufferLimitClosesConnection announces a bulk bigger than the
+// inbound limit and streams it: the server closes the connection once the
+// unparsed input passes MaxInboundBuffer.
+func TestQueryBufferLimitClosesConnection(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 1, MaxInboundBuffer: 1 << 20})
+	c, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		_, _ = c.Write([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4000000\r\n"))
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for i := 0; i < 60; i++ {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	expectClosed(t, c, 10*time.Second)
+}
+
+// TestBulkLengthLimitIsAProtocolError checks the bulk limit reply and close.
+func TestBulkLengthLimitIsAProtocolError(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{})
+	conn := dialRaw(t, srv.addr)
+	conn.send([]byte("*2\r\n$4\r\nPING\r\n$" + strconv.Itoa(600<<20) + "\r\n"))
+	out, err := conn.readUntilClose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "-ERR Protocol error: invalid bulk length\r\n" {
+		t.Fatalf("got %q", out)
+	}
+}
+
+// TestLargeValuesAndLongPipelines moves values larger than the flush size
+// and a pipeline whose replies exceed it many times, checking every byte.
+func TestLargeValuesAndLongPipelines(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
+	conn := dialRaw(t, srv.addr)
+	big := strings.Repeat("0123456789abcdef", 5<<16) // 5 MiB
+	if r := conn.do("SET", "big", big); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	if r := conn.do("GET", "big"); r != "$"+strconv.Itoa(len(big))+"\r\n"+big+"\r\n" {
+		t.Fatalf("GET big: %d bytes, want %d", len(r), len(big))
+	}
+	val := strings.Repeat("z", 10000)
+	conn.do("SET", "mid", val)
+	const n = 500
+	conn.send(bytes.Repeat(encodeCommand([]string{"GET", "mid"}), n))
+	want := "$10000\r\n" + val + "\r\n"
+	for i := 0; i < n; i++ {
+		r, err := conn.read()
+		if err != nil || r != want {
+			t.Fatalf("reply %d: %v (len %d)", i, err, len(r))
+		}
+	}
+}
+
+// TestClientKillAcrossLoops kills clients that live on other loops by ID
+// and by address; each victim's loop closes it (through Conn.Execute).
+func TestClientKillAcrossLoops(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 4, Balancer: &eventloop.RoundRobin{}})
+	killer := dialRaw(t, srv.addr)
+	var victims []*rawConn
+	var ids []string
+	for i := 0; i < 6; i++ {
+		v := dialRaw(t, srv.addr)
+		victims = append(victims, v)
+		ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(v.do("CLIENT", "ID"), ":"), "\r\n"))
+	}
+	for i, v := range victims[:3] {
+		if r := killer.do("CLIENT", "KILL", "ID", ids[i]); r != ":1\r\n" {
+			t.Fatalf("CLIENT KILL ID %s: %q", ids[i], r)
+		}
+		expectClosed(t, v.c, 5*time.Second)
+	}
+	addr := victims[3].c.LocalAddr().String()
+	if r := killer.do("CLIENT", "KILL", addr); r != "+OK\r\n" {
+		t.Fatalf("CLIENT KILL %s: %q", addr, r)
+	}
+	expectClosed(t, victims[3].c, 5*time.Second)
+	addr = victims[4].c.LocalAddr().String()
+	if r := killer.do("CLIENT", "KILL", "ADDR", addr, "SKIPME", "yes"); r != ":1\r\n" {
+		t.Fatalf("CLIENT KILL ADDR %s: %q", addr, r)
+	}
+	expectClosed(t, victims[4].c, 5*time.Second)
+	if r := victims[5].do("PING"); r != "+PONG\r\n" {
+		t.Fatalf("untouched client: %q", r)
+	}
+	// Killed clients leave CLIENT LIST.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		list := killer.do("CLIENT", "LIST")
+		if strings.Count(list, "id=") == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CLIENT LIST still shows killed clients:\n%s", list)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Killing oneself with the old form answers OK, then closes.
+	self := killer.c.LocalAddr().String()
+	killer.send(encodeCommand([]string{"CLIENT", "KILL", self}))
+	out, err := killer.readUntilClose()
+	if err != nil || out != "+OK\r\n" {
+		t.Fatalf("self kill: %q %v", out, err)
+	}
+}
+
+// TestInfoReportsStats checks the INFO fields monitoring tools read and
+// that the counters move.
+func TestInfoReportsStats(t *testing.T) {
+	srv := startShoal(t, kv.Options{Port: 6379}, eventloop.Options{})
+	conn := dialRaw(t, srv.addr)
+	conn.do("SET", "a", "1")
+	conn.do("SET", "b", "2", "EX", "100")
+	conn.do("GET", "a")
+	conn.do("GET", "missing")
+	info := parseInfo(t, conn.do("INFO"))
+	for _, field := range []string{"redis_version", "uptime_in_seconds", "connected_clients", "used_memory",
+		"total_commands_processed", "instantaneous_ops_per_sec", "keyspace_hits", "keyspace_misses",
+		"expired_keys", "evicted_keys", "maxmemory", "tcp_port", "process_id", "total_connections_received"} {
+		if _, ok := info[field]; !ok {
+			t.Errorf("INFO lacks %s", field)
+		}
+	}
+	expect := map[string]string{"redis_version": kv.Version, "connected_clients": "1", "keyspace_hits": "1",
+		"keyspace_misses": "1", "db0": "keys=2,expires=1,avg_ttl=0", "tcp_port": "6379",
+		"process_id": strconv.Itoa(os.Getpid())}
+	for k, v := range expect {
+		if info[k] != v {
+			t.Errorf("INFO %s = %q, want %q", k, info[k], v)
+		}
+	}
+	if n, _ := strconv.Atoi(info["total_commands_processed"]); n < 4 {
+		t.Errorf("total_commands_processed = %d, want >= 4", n)
+	}
+	only := conn.do("INFO", "clients", "keyspace")
+	if strings.Contains(only, "# Server") || !strings.Contains(only, "# Clients") || !strings.Contains(only, "# Keyspace") {
+		t.Errorf("INFO clients keyspace:\n%s", only)
+	}
+}
+
+func parseInfo(t *testing.T, reply string) map[string]string {
+	t.Helper()
+	rd := bufio.NewReader(strings.NewReader(reply))
+	header, _ := rd.ReadString('\n')
+	if !strings.HasPrefix(header, "$") {
+		t.Fatalf("INFO reply %q", header)
+	}
+	fields := map[string]string{}
+	for {
+		line, err := rd.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k] = v
+		}
+		if err != nil {
+			return fields
+		}
+	}
+}
+
+// TestConfigGetGlobAndSet covers patterns Redis's own table would answer
+// differently (so they are not in the differential test).
+func TestConfigGetGlobAndSet(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{})
+	conn := dialRaw(t, srv.addr)
+	got := conn.do("CONFIG", "GET", "maxmemory*")
+	if got != "*4\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n" {
+		t.Errorf("CONFIG GET maxmemory*: %q", got)
+	}
+	got = conn.do("CONFIG", "GET", "save", "appendonly", "sa*")
+	if got != "*4\r\n$4\r\nsave\r\n$0\r\n\r\n$10\r\nappendonly\r\n$2\r\nno\r\n" {
+		t.Errorf("CONFIG GET save appendonly: %q", got)
+	}
+	if all := conn.do("CONFIG", "GET", "*"); !strings.HasPrefix(all, "*24\r\n") {
+		t.Errorf("CONFIG GET * = %q", all)
+	}
+	if r := conn.do("CONFIG", "SET", "maxmemory", "10mb", "maxmemory-policy", "allkeys-lru"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	if r := conn.do("CONFIG", "GET", "maxmemory*"); !strings.Contains(r, "10485760") || !strings.Contains(r, "allkeys-lru") {
+		t.Errorf("after SET: %q", r)
+	}
+	if r := conn.do("CONFIG", "SET", "port", "1"); r != "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n" {
+		t.Errorf("immutable: %q", r)
+	}
+	if r := conn.do("CONFIG", "SET", "appendonly", "yes"); !strings.HasPrefix(r, "-ERR CONFIG SET failed (possibly related to argument 'appendonly')") {
+		t.Errorf("appendonly yes: %q", r)
+	}
+	// requirepass at run time: this client stays authenticated, new ones must AUTH.
+	if r := conn.do("CONFIG", "SET", "requirepass", "pw"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	if r := conn.do("PING"); r != "+PONG\r\n" {
+		t.Errorf("existing client after requirepass: %q", r)
+	}
+	other := dialRaw(t, srv.addr)
+	if r := other.do("PING"); r != "-NOAUTH Authentication required.\r\n" {
+		t.Errorf("new client: %q", r)
+	}
+	if r := other.do("AUTH", "pw"); r != "+OK\r\n" {
+		t.Errorf("AUTH: %q", r)
+	}
+	conn.do("CONFIG", "SET", "requirepass", "")
+	if r := dialRaw(t, srv.addr).do("PING"); r != "+PONG\r\n" {
+		t.Errorf("after clearing requirepass: %q", r)
+	}
+}
