@@ -9,7 +9,7 @@ import (
 var ErrIncomplete = errors.New("http1: incomplete request")
 
 // Error is a request the server must refuse. Status is the response code to send
-// (400, 411, 413, 431, 501 or 505) and Msg says what was wrong, with the offending value
+// (400, 413, 431, 501 or 505) and Msg says what was wrong, with the offending value
 // and the limit where there is one.
 type Error struct {
 	Status int

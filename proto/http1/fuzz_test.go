@@ -19,6 +19,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999\r\n\r\n"))
 	f.Add([]byte("GET / HTTP/1.1\nHost: h\n\n"))
 	f.Add([]byte("\r\n\r\nGET / HTTP/1.0\r\nX: a\r\n b\r\n\r\n"))
+	f.Add([]byte("\r\nGET / HTTP/1.0\r\n\r\n"))
 	p := Parser{Limits: Limits{MaxHeaderBytes: 512, MaxHeaders: 8, MaxBodyBytes: 256}}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		buf := append([]byte(nil), in...)
@@ -51,7 +52,7 @@ func FuzzParse(f *testing.F) {
 		if got := fromOurs(&req); !equalParsed(got, want) {
 			t.Fatalf("request alone parsed differently: %+v vs %+v", got, want)
 		}
-		for _, cut := range []int{n - 1, n / 2} {
+		for _, cut := range []int{n - 1, n / 2, n / 3, 1} {
 			short := append([]byte(nil), in[:cut]...)
 			if m, err := p.Parse(short, &req); err != ErrIncomplete || m != 0 {
 				t.Fatalf("prefix %d of %d: n=%d err=%v, want ErrIncomplete", cut, n, m, err)

@@ -32,6 +32,9 @@ func TestParseSimpleGet(t *testing.T) {
 	if string(req.Header("accept")) != "*/*" || string(req.Headers[2].Name) != "ACCEPT" {
 		t.Fatalf("Accept = %q (name %q): want trimmed value, name kept as sent", req.Header("accept"), req.Headers[2].Name)
 	}
+	if string(req.Header("User-AGENT")) != "t" || string(req.Header("Accept")) != "*/*" {
+		t.Fatal("Header must ignore the case of the name asked for too")
+	}
 	if req.Header("missing") != nil || req.Close || len(req.Body) != 0 || req.ConnHeader() != KeepAlive {
 		t.Fatalf("unexpected: %+v", req)
 	}

@@ -39,7 +39,7 @@ func (r *Request) reset() {
 // Header returns the value of the first header named name (case-insensitive), or nil.
 func (r *Request) Header(name string) []byte {
 	for i := range r.Headers {
-		if equalFold(r.Headers[i].Name, name) {
+		if equalFoldBoth(r.Headers[i].Name, name) {
 			return r.Headers[i].Value
 		}
 	}
@@ -80,6 +80,26 @@ func equalFold(b []byte, lower string) bool {
 		}
 	}
 	return true
+}
+
+// equalFoldBoth reports whether b equals s under ASCII case folding of both sides.
+func equalFoldBoth(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if lower(b[i]) != lower(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // tokenChars marks tchar from RFC 9110 section 5.6.2.
