@@ -1,6 +1,9 @@
 package http1
 
-import "bytes"
+import (
+	"bytes"
+	"math"
+)
 
 // maxChunkLine bounds one chunk-size line, extensions included.
 const maxChunkLine = 4096
@@ -12,7 +15,10 @@ const maxChunkLine = 4096
 // writes, so the second walk sees the same framing.
 func decodeChunked(body []byte, limits *Limits, compact bool) (bodyLen, used int, err error) {
 	maxBody := limits.bodyBytes()
-	maxWire := 2*maxBody + int64(limits.headerBytes())
+	maxWire := int64(math.MaxInt64)
+	if headerBytes := int64(limits.headerBytes()); maxBody <= (maxWire-headerBytes)/2 {
+		maxWire = 2*maxBody + headerBytes
+	}
 	incomplete := func() error {
 		if int64(len(body)) > maxWire {
 			return errorf(413, "chunked body exceeds %d bytes on the wire", maxWire)
@@ -43,7 +49,7 @@ func decodeChunked(body []byte, limits *Limits, compact bool) (bodyLen, used int
 		if size == 0 {
 			break
 		}
-		if int64(pos)+size+2 > maxWire {
+		if int64(pos) > maxWire-size-2 {
 			return 0, 0, errorf(413, "chunked body exceeds %d bytes on the wire", maxWire)
 		}
 		if int64(len(body)-pos) < size+2 {

@@ -63,13 +63,12 @@ func (p *Parser) Parse(buf []byte, req *Request) (n int, err error) {
 		req.Body = buf[head : head+bodyLen : head+bodyLen]
 		return head + used, nil
 	}
-	// ParseHead bounded ContentLength by MaxBodyBytes, so the sum cannot overflow.
-	end := int64(head) + req.ContentLength
-	if int64(len(buf)) < end {
+	if int64(len(buf)-head) < req.ContentLength {
 		return 0, ErrIncomplete
 	}
+	end := head + int(req.ContentLength)
 	req.Body = buf[head:end:end]
-	return int(end), nil
+	return end, nil
 }
 
 // ParseHead parses only the request line and header section at the front of buf and

@@ -3,6 +3,7 @@ package http1
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -269,5 +270,22 @@ func TestChunkedDecodeOnlyTouchesConsumedBytes(t *testing.T) {
 	n, err := new(Parser).Parse(buf, &req)
 	if err != nil || string(req.Body) != "abcde" || string(buf[n:]) != "tail" {
 		t.Fatalf("n=%d err=%v body=%q rest=%q", n, err, req.Body, buf[n:])
+	}
+}
+
+func TestHugeBodyLimitDoesNotOverflow(t *testing.T) {
+	p := Parser{Limits: Limits{MaxBodyBytes: math.MaxInt64}}
+	var req Request
+	in := "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 9223372036854775807\r\n\r\nabc"
+	if _, err := p.Parse([]byte(in), &req); err != ErrIncomplete {
+		t.Fatalf("Content-Length at MaxInt64: %v, want ErrIncomplete", err)
+	}
+	in = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffff0000\r\nabc"
+	if _, err := p.Parse([]byte(in), &req); err != ErrIncomplete {
+		t.Fatalf("chunk size at MaxInt64: %v, want ErrIncomplete", err)
+	}
+	in = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+	if _, err := p.Parse([]byte(in), &req); err != nil || string(req.Body) != "abc" {
+		t.Fatalf("chunked under a MaxInt64 limit: %v %q", err, req.Body)
 	}
 }
