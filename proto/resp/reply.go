@@ -73,6 +73,10 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 		return Reply{}, 0, ErrIncomplete
 	}
 	r.Kind = buf[0]
+	if bytes.IndexByte([]byte(replyKinds), r.Kind) < 0 {
+		// Say so now rather than wait for a line that may never come.
+		return Reply{}, 0, invalid("unknown type byte %q", r.Kind)
+	}
 	line, n, err := replyLine(buf)
 	if err != nil {
 		return Reply{}, 0, err
@@ -107,17 +111,18 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 			return Reply{}, 0, invalid("%q aggregate length %q", r.Kind, line)
 		}
 		r.Len = int(v)
-	default:
-		return Reply{}, 0, invalid("unknown type byte %q", r.Kind)
 	}
 	return r, n, nil
 }
 
+// replyKinds lists every type byte ReadReply knows.
+const replyKinds = "+-:$*_,#(=!%~>|"
+
 // replyLine returns the text after buf's type byte up to CRLF and the index
 // just past the CRLF.
 func replyLine(buf []byte) (line []byte, next int, err error) {
-	cr := bytes.IndexByte(buf, '\r')
-	if cr < 0 || cr+1 >= len(buf) {
+	cr := bytes.IndexByte(buf[1:], '\r') + 1 // buf[0] is the type byte, even if it is '\r'
+	if cr == 0 || cr+1 >= len(buf) {
 		return nil, 0, ErrIncomplete
 	}
 	if buf[cr+1] != '\n' {

@@ -56,7 +56,7 @@ func TestReadReplyKinds(t *testing.T) {
 }
 
 func TestReadReplyIncomplete(t *testing.T) {
-	for _, in := range []string{"", "+", "+OK", "+OK\r", ":1", "$5\r\nhel", "$5\r\nhello", "$5\r\nhello\r",
+	for _, in := range []string{"", "+", "+OK", "+OK\r", ":1", "$", "$5\r\nhel", "$5\r\nhello", "$5\r\nhello\r",
 		"$9223372036854775807\r\nx", "*2", "=8\r\ntxt:", "#"} {
 		if _, n, err := ReadReply([]byte(in)); !errors.Is(err, ErrIncomplete) || n != 0 {
 			t.Errorf("ReadReply(%q) = %d, %v; want ErrIncomplete", in, n, err)
@@ -66,7 +66,7 @@ func TestReadReplyIncomplete(t *testing.T) {
 
 func TestReadReplyInvalid(t *testing.T) {
 	for _, in := range []string{
-		"x\r\n", "+OK\rX", ":abc\r\n", ":\r\n", ":01\r\n", "#x\r\n", "#tt\r\n", "_x\r\n",
+		"x\r\n", "x", "\r", "\r\n\r\n", "+OK\rX", ":abc\r\n", ":\r\n", ":01\r\n", "#x\r\n", "#tt\r\n", "_x\r\n",
 		"$-2\r\n", "$x\r\n", "$3\r\nabcde", "!-1\r\n", "=3\r\nabc\r\n", "=4\r\nabcd\r\n",
 		"*-2\r\n", "%-1\r\n", "*99999999999\r\n", "*x\r\n",
 	} {
