@@ -75,6 +75,8 @@ func differentialCorpus() []string {
 		"GET / HTTP/1.1\r\nHost: h\r\nX-Empty:\r\nX-Spaces: \t padded \t\r\nX-Dup: 1\r\nx-dup: 2\r\nX-Obs: caf\xc3\xa9\r\n\r\n",
 		"DELETE /k HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
 		"M-SEARCH * HTTP/1.1\r\nHost: 239.255.255.250:1900\r\n\r\n",
+		"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+		"GET https://user@example.com:8443/p?q#f HTTP/1.1\r\nHost: example.com:8443\r\n\r\n",
 		"POST /1.0 HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc",
 	}
 	rng := rand.New(rand.NewSource(1))

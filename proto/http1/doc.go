@@ -12,8 +12,10 @@
 //   - Empty lines (CRLF) before a request line are skipped, as RFC 9112 section 2.2
 //     allows, so a client's stray CRLF after a body does not break the pipeline.
 //   - The request line is method SP request-target SP HTTP-version with single spaces.
-//     The method must be a token; the target must be visible ASCII (0x21-0x7E). HTTP/1.0
-//     and HTTP/1.1 are served; any other well-formed version gets 505.
+//     The method must be a token; the target must be visible ASCII (0x21-0x7E) in one of
+//     the four forms: "/origin", "scheme:absolute", "host:port" (CONNECT only) or "*".
+//     Its contents are not decoded or checked further. HTTP/1.0 and HTTP/1.1 are
+//     served; any other well-formed version gets 505.
 //   - Header names must be tokens; whitespace between a name and its colon is rejected
 //     (400). Values may hold HTAB, SP, visible ASCII and obs-text (0x80-0xFF); other
 //     control bytes are rejected. Leading and trailing whitespace is trimmed from values.

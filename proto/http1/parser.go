@@ -181,6 +181,9 @@ func parseRequestLine(line []byte, req *Request) error {
 			return badRequest("invalid byte 0x%02x in request target %s", c, quote(target))
 		}
 	}
+	if !validTargetForm(method, target) {
+		return badRequest("request target %s is not in origin, absolute, authority or asterisk form", quote(target))
+	}
 	version := rest[sp+1:]
 	if len(version) != 8 || string(version[:5]) != "HTTP/" || version[6] != '.' ||
 		!isDigit(version[5]) || !isDigit(version[7]) {
@@ -192,6 +195,32 @@ func parseRequestLine(line []byte, req *Request) error {
 	}
 	req.Method, req.Target, req.Major, req.Minor = method, target, major, minor
 	return nil
+}
+
+// validTargetForm checks the target's form (RFC 9112 section 3.2), not its contents:
+// "/path" for any method, "*" (asterisk-form), "host:port" for CONNECT, or an absolute
+// URI starting with a scheme. Everything else is a 400, as net/http refuses it too.
+func validTargetForm(method, target []byte) bool {
+	switch {
+	case target[0] == '/':
+		return true
+	case len(target) == 1 && target[0] == '*':
+		return true
+	case string(method) == "CONNECT":
+		return bytes.IndexByte(target, ':') > 0
+	}
+	// scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":"
+	for i, c := range target {
+		switch {
+		case 'a' <= lower(c) && lower(c) <= 'z':
+		case i > 0 && (isDigit(c) || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -1,9 +1,11 @@
 package http1
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"math"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -175,6 +177,9 @@ func TestParseErrors(t *testing.T) {
 		{"lower-case version", Parser{}, "GET / http/1.1\r\n\r\n", 400, "malformed HTTP version"},
 		{"version 2.0", Parser{}, "GET / HTTP/2.0\r\n\r\n", 505, "HTTP/2.0 is not supported"},
 		{"version 1.2", Parser{}, "GET / HTTP/1.2\r\n\r\n", 505, "HTTP/1.2"},
+		{"target without form", Parser{}, "GET foo HTTP/1.1\r\nHost: h\r\n\r\n", 400, "request target \"foo\" is not in origin, absolute"},
+		{"target bad scheme", Parser{}, "GET 1http://x/ HTTP/1.1\r\nHost: h\r\n\r\n", 400, "not in origin, absolute"},
+		{"CONNECT without port", Parser{}, "CONNECT example.com HTTP/1.1\r\nHost: h\r\n\r\n", 400, "not in origin, absolute"},
 		{"target with DEL", Parser{}, "GET /\x7f HTTP/1.1\r\n\r\n", 400, "invalid byte 0x7f in request target"},
 		{"target with obs-text", Parser{}, "GET /\xff HTTP/1.1\r\n\r\n", 400, "invalid byte 0xff in request target"},
 		{"obs-fold", Parser{}, "GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n  b\r\n\r\n", 400, "obsolete line folding"},
@@ -287,5 +292,29 @@ func TestHugeBodyLimitDoesNotOverflow(t *testing.T) {
 	in = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
 	if _, err := p.Parse([]byte(in), &req); err != nil || string(req.Body) != "abc" {
 		t.Fatalf("chunked under a MaxInt64 limit: %v %q", err, req.Body)
+	}
+}
+
+// TestStricterThanNetHTTP pins the deliberate differences from http.ReadRequest: each
+// of these is accepted by net/http's reader but refused here, for the RFC 9112 reason
+// given, mostly because a front proxy could frame it differently (request smuggling).
+func TestStricterThanNetHTTP(t *testing.T) {
+	cases := []struct{ why, in string }{
+		{"bare LF as line end (RFC 9112 2.2 MAY, refused)", "GET / HTTP/1.1\nHost: h\n\n"},
+		{"duplicate Content-Length with equal values", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx"},
+		{"obs-fold (RFC 9112 5.2 reject or replace)", "GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\n\r\n"},
+		{"whitespace before colon (RFC 9112 5.1 MUST reject)", "GET / HTTP/1.1\r\nHost : h\r\n\r\n"},
+		{"HTTP/1.1 without Host (RFC 9112 3.2 MUST 400)", "GET / HTTP/1.1\r\n\r\n"},
+		{"Content-Length with Transfer-Encoding (RFC 9112 6.3 MAY reject)", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n"},
+		{"Transfer-Encoding in HTTP/1.0 (RFC 9112 6.1 faulty framing)", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
+	}
+	for _, c := range cases {
+		if _, err := http.ReadRequest(bufio.NewReader(strings.NewReader(c.in))); err != nil {
+			t.Fatalf("%s: net/http now refuses it too (%v); update this list", c.why, err)
+		}
+		var req Request
+		if _, err := new(Parser).Parse([]byte(c.in), &req); err == nil || err == ErrIncomplete {
+			t.Fatalf("%s: accepted (err=%v)", c.why, err)
+		}
 	}
 }
