@@ -1,6 +1,11 @@
 package http1
 
-import "testing"
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"testing"
+)
 
 // typicalGet is a browser-like GET with six headers besides Host.
 const typicalGet = "GET /api/v1/items?id=42 HTTP/1.1\r\n" +
@@ -84,4 +89,20 @@ func BenchmarkAppendRequest(b *testing.B) {
 		buf = AppendRequest(buf[:0], "GET", "/api/v1/items?id=42", "bench.example.com", nil)
 	}
 	b.SetBytes(int64(len(buf)))
+}
+
+// BenchmarkNetHTTPReadRequestTypicalGet is the peer for BenchmarkParseTypicalGet:
+// timings on a shared machine mean little alone, the ratio within one run does.
+func BenchmarkNetHTTPReadRequestTypicalGet(b *testing.B) {
+	src := bytes.NewReader([]byte(typicalGet))
+	r := bufio.NewReader(src)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(typicalGet)))
+	for b.Loop() {
+		src.Reset([]byte(typicalGet))
+		r.Reset(src)
+		if _, err := http.ReadRequest(r); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -21,7 +21,8 @@ func (f *framing) note(h Header, req *Request, limits *Limits) error {
 			req.Host = h.Value
 		}
 	case 6:
-		if equalFold(h.Name, "expect") && equalFold(h.Value, "100-continue") {
+		// RFC 9110 10.1.1: a 100-continue expectation in HTTP/1.0 is ignored.
+		if equalFold(h.Name, "expect") && equalFold(h.Value, "100-continue") && req.Minor == 1 {
 			req.Expect100 = true
 		}
 	case 10:

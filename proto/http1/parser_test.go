@@ -138,6 +138,13 @@ func TestParseExpectContinue(t *testing.T) {
 	}
 }
 
+func TestExpectContinueIgnoredForHTTP10(t *testing.T) {
+	req, _ := mustParse(t, &Parser{}, "PUT /x HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n")
+	if req.Expect100 {
+		t.Fatal("HTTP/1.0 100-continue must be ignored")
+	}
+}
+
 func TestParseReusesHeaderSlice(t *testing.T) {
 	var p Parser
 	var req Request
