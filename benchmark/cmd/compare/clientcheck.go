@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clientCheck measures shoal-load and redis-benchmark as clients of one redis-server on
+// the same work (GET, -c 50 -P 16, the same request count and keyspace), alternating them,
+// and writes client_check.md: throughput and each client's own CPU per request.
+func clientCheck(ctx context.Context, o *options, bins *binaries, out string) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	srv, err := startServer(specs(bins)["redis"], port)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	tck := clockTicks()
+	if err := preload(ctx, o, bins, srv, tck); err != nil {
+		return err
+	}
+	const n = 2_000_000
+	type row struct {
+		client               string
+		rps, cpuUs, srvCPUUs float64
+	}
+	var rows []row
+	for round := 1; round <= max(o.rounds, 3); round++ {
+		for _, client := range rotate([]string{"shoal-load", "redis-benchmark"}, round) {
+			var cmd *exec.Cmd
+			if client == "shoal-load" {
+				cmd = exec.CommandContext(ctx, bins.load, "-addr", srv.addr, "-c", "50", "-P", "16", "-t", "get",
+					"-n", strconv.Itoa(n), "-keyspace", strconv.Itoa(o.keyspace), "-json", "-progress", "0")
+			} else {
+				cmd = exec.CommandContext(ctx, "redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-c", "50",
+					"-P", "16", "-t", "get", "-n", strconv.Itoa(n), "-r", strconv.Itoa(o.keyspace), "--csv")
+			}
+			t0, _ := cpuTicks(srv.pid())
+			outb, err := cmd.Output()
+			if err != nil {
+				return fmt.Errorf("%s: %v", client, err)
+			}
+			t1, _ := cpuTicks(srv.pid())
+			rps, err := clientThroughput(client, outb)
+			if err != nil {
+				return err
+			}
+			st := cmd.ProcessState
+			r := row{client, rps, float64(st.UserTime()+st.SystemTime()) / float64(time.Microsecond) / n,
+				float64(t1-t0) * 1e6 / float64(tck) / n}
+			rows = append(rows, r)
+			logf("client check round %d: %-15s %10.0f req/s  client %.2f µs CPU/req  redis %.2f µs CPU/req", round, client, r.rps, r.cpuUs, r.srvCPUUs)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# shoal-load vs redis-benchmark as clients of redis-server\n\n- Machine: %s.\n", describeMachine())
+	fmt.Fprintf(&b, "- Command: `go run ./benchmark/cmd/compare -client-check`; each client sends %s GETs over 50 connections with 16 in flight each, alternating, %d rounds.\n", group(n), len(rows)/2)
+	fmt.Fprintf(&b, "- Client CPU is the whole process's utime+stime (set-up included) per request; redis CPU is redis-server's over the same run.\n\n")
+	fmt.Fprintf(&b, "| client | median req/s | median client CPU µs/req | median redis CPU µs/req |\n|---|---:|---:|---:|\n")
+	for _, c := range []string{"shoal-load", "redis-benchmark"} {
+		var rps, cpu, scpu []float64
+		for _, r := range rows {
+			if r.client == c {
+				rps, cpu, scpu = append(rps, r.rps), append(cpu, r.cpuUs), append(scpu, r.srvCPUUs)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f |\n", c, group(median(rps)), median(cpu), median(scpu))
+	}
+	return os.WriteFile(filepath.Join(out, "client_check.md"), []byte(b.String()), 0o644)
+}
+
+func clientThroughput(client string, out []byte) (float64, error) {
+	if client == "shoal-load" {
+		var rep loadReport
+		if err := json.Unmarshal(out, &rep); err != nil {
+			return 0, err
+		}
+		return rep.Throughput, nil
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+	if err != nil || len(recs) < 2 || len(recs[1]) < 2 {
+		return 0, fmt.Errorf("redis-benchmark --csv output %q: %v", out, err)
+	}
+	return strconv.ParseFloat(recs[1][1], 64)
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Marker lines printed by shoal-load on stderr around its measured interval.
+const (
+	markerMeasuring = "shoal-load: measuring"
+	markerDone      = "shoal-load: done"
+)
+
+// loadReport is the part of shoal-load's -json report the harness reads.
+type loadReport struct {
+	Mode         string           `json:"mode"`
+	Connections  int              `json:"connections"`
+	Pipeline     int              `json:"pipeline"`
+	Rate         float64          `json:"rate_rps"`
+	Workload     string           `json:"workload"`
+	DurationSec  float64          `json:"duration_s"`
+	Requests     int64            `json:"requests"`
+	Errors       int64            `json:"errors"`
+	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
+	Throughput   float64          `json:"throughput_rps"`
+	LatencyUs    latency          `json:"latency_us"`
+}
+
+type latency struct {
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99_9"`
+	P9999 float64 `json:"p99_99"`
+	Max   float64 `json:"max"`
+}
+
+// measured is one load run with the server-side figures taken over its measured interval.
+type measured struct {
+	Report          loadReport `json:"report"`
+	ServerCPUTicks  int64      `json:"server_cpu_ticks"`
+	ServerCPUPerReq float64    `json:"server_cpu_us_per_request"`
+	ServerRSS       int64      `json:"server_rss_bytes"`
+	ClientCPUPerReq float64    `json:"client_cpu_us_per_request"` // whole shoal-load process
+}
+
+// hooks run at the markers, e.g. to start and stop perf.
+type hooks struct {
+	measuring func()
+	done      func()
+}
+
+// runLoad runs shoal-load against srv and samples srv's CPU time at the measuring and
+// done markers and its RSS at done, while the connections are still open.
+func runLoad(ctx context.Context, loadBin string, srv *serverProc, args []string, tck int64, h hooks) (*measured, error) {
+	args = append([]string{"-addr", srv.addr, "-json", "-progress", "0"}, args...)
+	cmd := exec.CommandContext(ctx, loadBin, args...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var t0, t1, rss int64
+	var sampleErr error
+	var tail []string
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		line := sc.Text()
+		switch line {
+		case markerMeasuring:
+			t0, sampleErr = cpuTicks(srv.pid())
+			if h.measuring != nil {
+				h.measuring()
+			}
+		case markerDone:
+			if t1, err = cpuTicks(srv.pid()); err != nil && sampleErr == nil {
+				sampleErr = err
+			}
+			if rss, err = rssBytes(srv.pid()); err != nil && sampleErr == nil {
+				sampleErr = err
+			}
+			if h.done != nil {
+				h.done()
+			}
+		default:
+			tail = append(tail, line)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("shoal-load %s: %v: %s", strings.Join(args, " "), err, strings.Join(tail, "; "))
+	}
+	if sampleErr != nil {
+		return nil, sampleErr
+	}
+	m := &measured{ServerCPUTicks: t1 - t0, ServerRSS: rss}
+	if err := json.Unmarshal(stdout.Bytes(), &m.Report); err != nil {
+		return nil, fmt.Errorf("shoal-load report: %v: %.300s", err, stdout.String())
+	}
+	if n := m.Report.Requests; n > 0 {
+		m.ServerCPUPerReq = float64(m.ServerCPUTicks) * 1e6 / float64(tck) / float64(n)
+		st := cmd.ProcessState
+		m.ClientCPUPerReq = float64(st.UserTime()+st.SystemTime()) / float64(time.Microsecond) / float64(n)
+	}
+	return m, nil
+}

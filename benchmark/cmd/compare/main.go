@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	rounds       int
+	duration     time.Duration
+	warmup       time.Duration
+	pipelines    []int
+	conns        []int
+	ops          []string
+	servers      []string
+	rate         float64
+	latencyConns int
+	keyspace     int
+	valueSize    int
+	out          string
+	profile      bool
+	clientCheck  bool
+}
+
+func main() {
+	o, err := parseOptions(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if err := compare(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func parseOptions(args []string) (*options, error) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	o := &options{}
+	fs.IntVar(&o.rounds, "rounds", 1, "rounds over all workloads and servers; figures are medians")
+	fs.DurationVar(&o.duration, "duration", 2*time.Second, "measured time of each run")
+	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured load before each run")
+	pipelines := fs.String("pipelines", "1,16,128", "closed-loop pipeline depths")
+	conns := fs.String("conns", "50,1000", "closed-loop connection counts")
+	ops := fs.String("ops", "get,set", "commands, one workload each")
+	servers := fs.String("servers", "shoal,redis,gnet,net", "servers to compare (shoal, redis, gnet, net)")
+	fs.Float64Var(&o.rate, "rate", 20000, "open-loop rate (requests/s) for the latency runs; below every server's capacity")
+	fs.IntVar(&o.latencyConns, "latency-conns", 50, "connections of the open-loop latency runs")
+	fs.IntVar(&o.keyspace, "keyspace", 100000, "keys loaded before the runs and used by them")
+	fs.IntVar(&o.valueSize, "value-size", 3, "value size in bytes (redis-benchmark's default)")
+	fs.StringVar(&o.out, "out", "benchmark/results", "output directory")
+	fs.BoolVar(&o.profile, "profile", false, "after the rounds, profile shoal on GET c=50 P=16 (--cpuprofile if the binary has it, else perf record)")
+	fs.BoolVar(&o.clientCheck, "client-check", false, "instead of comparing servers, compare shoal-load with redis-benchmark as clients of redis-server (-c 50 -P 16)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if o.pipelines, err = parseInts("-pipelines", *pipelines, 1, 1<<16); err != nil {
+		return nil, err
+	}
+	if o.conns, err = parseInts("-conns", *conns, 1, 1<<20); err != nil {
+		return nil, err
+	}
+	for _, op := range strings.Split(*ops, ",") {
+		if op != "get" && op != "set" {
+			return nil, fmt.Errorf("-ops: %q is not get or set", op)
+		}
+		o.ops = append(o.ops, op)
+	}
+	for _, s := range strings.Split(*servers, ",") {
+		switch s {
+		case "shoal", "redis", "gnet", "net":
+			o.servers = append(o.servers, s)
+		default:
+			return nil, fmt.Errorf("-servers: unknown server %q (want shoal, redis, gnet, net)", s)
+		}
+	}
+	switch {
+	case o.rounds < 1 || o.rounds > 100:
+		return nil, fmt.Errorf("-rounds %d: want 1..100", o.rounds)
+	case o.duration < 100*time.Millisecond:
+		return nil, fmt.Errorf("-duration %v: want at least 100ms", o.duration)
+	case o.rate <= 0:
+		return nil, fmt.Errorf("-rate %v: must be positive", o.rate)
+	case o.keyspace < 1:
+		return nil, fmt.Errorf("-keyspace %d: must be positive", o.keyspace)
+	}
+	return o, nil
+}
+
+func parseInts(name, s string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < lo || n > hi {
+			return nil, fmt.Errorf("%s: %q is not an integer in %d..%d", name, f, lo, hi)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// binaries are the programs compare builds, in a temporary directory.
+type binaries struct {
+	dir, load, baseline, shoal string
+	shoalMissing               string // why shoal is not compared, if it is not
+}
+
+func build(root string) (*binaries, error) {
+	dir, err := os.MkdirTemp("", "shoal-compare-")
+	if err != nil {
+		return nil, err
+	}
+	b := &binaries{dir: dir, load: filepath.Join(dir, "shoal-load"), baseline: filepath.Join(dir, "baseline"), shoal: filepath.Join(dir, "shoal")}
+	goBuild := func(out, pkg string) error {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = root
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
+		}
+		return nil
+	}
+	if err := goBuild(b.load, "./cmd/shoal-load"); err != nil {
+		return nil, err
+	}
+	if err := goBuild(b.baseline, "./benchmark/cmd/baseline"); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "shoal", "main.go")); err != nil {
+		b.shoalMissing = "./cmd/shoal does not exist yet"
+	} else if err := goBuild(b.shoal, "./cmd/shoal"); err != nil {
+		b.shoalMissing = "./cmd/shoal does not build: " + firstLine(err.Error())
+	}
+	return b, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// moduleRoot finds the directory of go.mod from the working directory.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run compare inside the shoal module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+func specs(b *binaries) map[string]serverSpec {
+	return map[string]serverSpec{
+		"shoal": {"shoal", "shoal (./cmd/shoal, native epoll loops, GOMAXPROCS loops)", func(p int) []string {
+			return []string{b.shoal, "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--loglevel", "warning"}
+		}},
+		"redis": {"redis", "redis-server 7 (single-threaded, no persistence)", func(p int) []string {
+			return []string{"redis-server", "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--save", "",
+				"--appendonly", "no", "--protected-mode", "no", "--loglevel", "warning"}
+		}},
+		"gnet": {"gnet", "gnet v2.10.0, one loop per CPU, one Write per OnTraffic (benchmark/baseline)", func(p int) []string {
+			return []string{b.baseline, "-engine", "gnet", "-addr", fmt.Sprintf("127.0.0.1:%d", p)}
+		}},
+		"net": {"net", "goroutine per connection, bufio flushed when input drains (benchmark/baseline)", func(p int) []string {
+			return []string{b.baseline, "-engine", "net", "-addr", fmt.Sprintf("127.0.0.1:%d", p)}
+		}},
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// profileShoal runs GET c=50 P=16 once more on a fresh shoal and profiles the server over
+// the measured interval. If the binary has a --cpuprofile flag it writes a pprof profile;
+// otherwise perf record samples it (-e cpu-clock works in containers without hardware
+// counters). It returns a sentence for the report naming the files.
+func profileShoal(ctx context.Context, o *options, bins *binaries, spec serverSpec, out string, tck int64) (string, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	help, _ := exec.Command(bins.shoal, "-h").CombinedOutput()
+	pprofFile := filepath.Join(out, "shoal.cpu.pprof")
+	usePprof := strings.Contains(string(help), "cpuprofile")
+	if usePprof {
+		base := spec.argv
+		spec.argv = func(p int) []string { return append(base(p), "--cpuprofile", pprofFile) }
+	}
+	srv, err := startServer(spec, port)
+	if err != nil {
+		return "", err
+	}
+	defer srv.stop()
+	if err := preload(ctx, o, bins, srv, tck); err != nil {
+		return "", err
+	}
+	args := append(commonArgs(o, "get"), "-c", "50", "-P", "16")
+	if usePprof {
+		if _, err := runLoad(ctx, bins.load, srv, args, tck, hooks{}); err != nil {
+			return "", err
+		}
+		srv.stop() // shoal writes the profile on exit
+		top, _ := exec.Command("go", "tool", "pprof", "-top", "-nodecount=40", bins.shoal, pprofFile).Output()
+		os.WriteFile(filepath.Join(out, "shoal.cpu.top.txt"), top, 0o644)
+		return "shoal.cpu.pprof (go tool pprof) and shoal.cpu.top.txt, GET c=50 P=16, whole server lifetime", nil
+	}
+	if _, err := exec.LookPath("perf"); err != nil {
+		return "not profiled: shoal has no --cpuprofile and perf is not installed", nil
+	}
+	data := filepath.Join(os.TempDir(), "shoal-compare-perf.data")
+	defer os.Remove(data)
+	var perf *exec.Cmd
+	var perfErr error
+	h := hooks{
+		measuring: func() {
+			perf = exec.Command("perf", "record", "-e", "cpu-clock", "-F", "999", "-g", "-p", strconv.Itoa(srv.pid()), "-o", data)
+			perf.Stdout, perf.Stderr = nil, nil
+			perfErr = perf.Start()
+		},
+		done: func() {
+			if perf != nil && perfErr == nil {
+				perf.Process.Signal(syscall.SIGINT)
+				perfErr = perf.Wait()
+			}
+		},
+	}
+	if _, err := runLoad(ctx, bins.load, srv, args, tck, h); err != nil {
+		return "", err
+	}
+	if perfErr != nil {
+		return fmt.Sprintf("not profiled: perf record failed: %v", perfErr), nil
+	}
+	report, err := exec.Command("perf", "report", "-i", data, "--stdio", "--no-children", "--percent-limit", "0.5", "-g", "none").Output()
+	if err != nil {
+		return fmt.Sprintf("not profiled: perf report failed: %v", err), nil
+	}
+	if err := os.WriteFile(filepath.Join(out, "shoal.perf.txt"), report, 0o644); err != nil {
+		return "", err
+	}
+	return "shoal.perf.txt (perf record -e cpu-clock -g over the measured interval of GET c=50 P=16; shoal has no --cpuprofile)", nil
+}
