@@ -103,22 +103,30 @@ func TestAppendErrorResponse(t *testing.T) {
 	}
 }
 
-func TestDateLineIsFormattedOncePerSecond(t *testing.T) {
-	defer func(old func() time.Time) { now = old }(now)
-	clock := time.Date(2026, 11, 22, 8, 9, 2, 0, time.UTC)
-	now = func() time.Time { return clock }
-	first := string(appendDateLine(nil))
-	if first != "Date: Sun, 22 Nov 2026 08:09:02 GMT\r\n" {
-		t.Fatalf("%q", first)
+func TestFormatDate(t *testing.T) {
+	at := time.Date(2026, 11, 22, 9, 9, 2, 999, time.FixedZone("CET", 3600))
+	if got := string(formatDate(at).text); got != "Date: Sun, 22 Nov 2026 08:09:02 GMT\r\n" {
+		t.Fatalf("%q", got)
 	}
-	cached := cachedDate.Load()
-	clock = clock.Add(900 * time.Millisecond)
-	if appendDateLine(nil); cachedDate.Load() != cached {
-		t.Fatal("Date line re-formatted within the same second")
+}
+
+// TestDateLineIsRefreshedBySecond checks that responses share one formatted line and
+// that the background ticker replaces it as seconds pass.
+func TestDateLineIsRefreshedBySecond(t *testing.T) {
+	appendDateLine(nil)
+	first := cachedDate.Load()
+	if second := appendDateLine(nil); string(second) != string(first.text) || cachedDate.Load() != first && cachedDate.Load().unix == first.unix {
+		t.Fatal("a response within the same second re-formatted the Date line")
 	}
-	clock = clock.Add(200 * time.Millisecond)
-	if got := string(appendDateLine(nil)); got != "Date: Sun, 22 Nov 2026 08:09:03 GMT\r\n" || cachedDate.Load() == cached {
-		t.Fatalf("next second: %q", got)
+	deadline := time.Now().Add(10 * time.Second)
+	for cachedDate.Load().unix == first.unix {
+		if time.Now().After(deadline) {
+			t.Fatal("Date line not refreshed within 10 seconds")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if d := cachedDate.Load(); d.unix <= first.unix || string(d.text) == string(first.text) {
+		t.Fatalf("refreshed line %q for %d after %q", d.text, d.unix, first.text)
 	}
 }
 
