@@ -1,8 +1,10 @@
 // Package http1 is a zero-copy, pipelined HTTP/1.1 request parser and an append-style
-// response writer, as pure functions over byte slices: no I/O, no goroutines, no
-// allocation on the steady-state path. An event-loop handler calls [Parser.Parse] on the
-// bytes it has, answers each complete request with [AppendResponse], and keeps the
-// unconsumed rest for the next read.
+// response writer, as pure functions over byte slices: no I/O and no allocation on the
+// steady-state path. An event-loop handler calls [Parser.Parse] on the bytes it has,
+// answers each complete request with [AppendResponse], and keeps the unconsumed rest
+// for the next read. The one background activity is the Date header: the first
+// response starts a goroutine that re-formats it once a second, so responses never
+// read the clock.
 //
 // # Parsing decisions (RFC 9112)
 //
