@@ -26,8 +26,11 @@ func FuzzParse(f *testing.F) {
 	for _, s := range parseSeeds {
 		f.Add([]byte(s))
 	}
+	defer func(old int64) { resumeMinArgs = old }(resumeMinArgs)
+	resumeMinArgs = 2 // exercise resuming on the small inputs a fuzzer makes
 	f.Fuzz(func(t *testing.T, data []byte) {
 		orig := bytes.Clone(data)
+		checkChunked(t, data)
 		checkParse(t, &Parser{}, data, true)
 		checkParse(t, &Parser{Limits: Limits{MaxBulkLen: 8, MaxMultibulkLen: 4, MaxInlineLen: 16}}, data, false)
 		checkParse(t, &Parser{Unauthenticated: true}, data, false)
@@ -44,6 +47,28 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkChunked feeds data in small reads to one Parser, as an event loop
+// would, and checks that it yields the same commands and the same error as
+// parsing the whole input at once.
+func checkChunked(t *testing.T, data []byte) {
+	var whole Parser
+	want, wantErr := feed(t, &whole, data, func() int { return len(data) + 1 })
+	size := 1
+	if len(data) > 0 {
+		size += int(data[0] % 13)
+	}
+	var chunked Parser
+	got, err := feed(t, &chunked, data, func() int { return size })
+	if len(got) != len(want) || (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+		t.Fatalf("%q in %d-byte reads: %q, %v; whole: %q, %v", data, size, got, err, want, wantErr)
+	}
+	for i := range want {
+		if !equalStrs(got[i], want[i]) {
+			t.Fatalf("%q in %d-byte reads: command %d %q, whole %q", data, size, i, got[i], want[i])
+		}
+	}
 }
 
 func checkParse(t *testing.T, p *Parser, buf []byte, deep bool) {

@@ -16,6 +16,8 @@ type Parser struct {
 
 	args    [][]byte // reused across commands: the steady state allocates nothing
 	scratch []byte   // unescaped inline arguments
+	spans   []span   // arguments read so far of a large command still arriving
+	pending pending
 }
 
 // Memory a Parser keeps between commands after a rare huge one; beyond this
@@ -31,12 +33,22 @@ const (
 	unauthMaxBulk      = 16384
 )
 
+// Reset forgets a partly received command. Parse resumes a large command
+// where the previous call stopped when it is given the same bytes again
+// with more appended, as an event loop does; call Reset before parsing an
+// unrelated buffer with the same Parser.
+func (p *Parser) Reset() { p.dropPending() }
+
 // Parse parses one command from the front of buf, a RESP multibulk
 // ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n") or an inline line ("GET k\r\n").
 //
 // args are sub-slices of buf, except inline arguments that needed unescaping,
 // which live in the Parser's scratch. They are valid until the next call to
 // Parse or until buf is modified; the args slice itself is reused.
+//
+// A command of many arguments that arrives over several reads is resumed
+// where the previous call stopped, provided buf starts with the same bytes
+// as before (see Reset), so its cost stays linear in its size.
 //
 // n is the number of bytes consumed. Empty inline lines and "*0"/"*-1"
 // multibulks carry no command and are skipped; when only such bytes could be
@@ -57,7 +69,7 @@ func (p *Parser) Parse(buf []byte) (args [][]byte, n int, err error) {
 	for pos < len(buf) {
 		var m int
 		if buf[pos] == '*' {
-			args, m, err = p.parseMultibulk(buf[pos:], &lim)
+			args, m, err = p.parseMultibulk(buf[pos:], &lim, pos == 0)
 		} else {
 			args, m, err = p.parseInline(buf[pos:], &lim)
 		}
@@ -82,8 +94,15 @@ func (p *Parser) Parse(buf []byte) (args [][]byte, n int, err error) {
 // parseMultibulk parses "*<count>\r\n" and count "$<len>\r\n<data>\r\n" bulks
 // from b, which starts with '*'. The order of checks and the error texts
 // follow processMultibulkBuffer, so that any prefix of a stream gets the same
-// verdict as in Redis.
-func (p *Parser) parseMultibulk(b []byte, lim *Limits) ([][]byte, int, error) {
+// verdict as in Redis. front says b starts where the caller's buffer does,
+// the only place a pending large command can resume.
+func (p *Parser) parseMultibulk(b []byte, lim *Limits, front bool) ([][]byte, int, error) {
+	if p.pending.active {
+		if front && p.pending.matches(b) {
+			return p.bulks(b, p.pending.off, p.pending.left, true, lim)
+		}
+		p.dropPending()
+	}
 	count, ok, pos, err := header(b, 0, lim.MaxInlineLen, msgBigMbulkCount)
 	if err != nil {
 		return nil, 0, err
@@ -100,45 +119,79 @@ func (p *Parser) parseMultibulk(b []byte, lim *Limits) ([][]byte, int, error) {
 	if count <= 0 {
 		return nil, pos, nil // Redis consumes "*0" and "*-1" and runs nothing
 	}
+	return p.bulks(b, pos, count, count >= resumeMinArgs, lim)
+}
+
+// bulks reads count bulk arguments starting at b[pos]. Small commands go
+// straight into p.args. Large ones record spans instead, so that if they
+// are incomplete the next call can resume at the first unread bulk.
+func (p *Parser) bulks(b []byte, pos int, count int64, large bool, lim *Limits) ([][]byte, int, error) {
 	args := p.args[:0]
 	for ; count > 0; count-- {
-		if pos >= len(b) {
-			return nil, 0, ErrIncomplete
-		}
-		start := pos
-		if b[pos] != '$' {
-			// Redis reports the wrong type byte only once the line is whole.
-			if _, _, _, err := header(b, pos, lim.MaxInlineLen, msgBigBulkCount); err != nil {
-				return nil, 0, err
-			}
-			return nil, 0, expectedDollar(b[pos])
-		}
-		size, ok, next, err := header(b, pos, lim.MaxInlineLen, msgBigBulkCount)
+		next, end, err := p.bulk(b, pos, lim)
 		if err != nil {
+			if large && err == ErrIncomplete {
+				p.savePending(b, pos, count)
+			} else if large {
+				p.dropPending()
+			} else {
+				p.args = args // keep any capacity grown on the way
+			}
 			return nil, 0, err
 		}
-		if !ok || size < 0 || size > lim.MaxBulkLen {
-			if !ok || size < 0 {
-				return nil, 0, protoErr(msgInvalidBulk, "bulk length %q is not a non-negative integer", headerText(b, start))
-			}
-			return nil, 0, protoErr(msgInvalidBulk, "bulk length %d exceeds proto-max-bulk-len %d", size, lim.MaxBulkLen)
+		if large {
+			p.spans = append(p.spans, span{next, end})
+		} else {
+			args = append(args, b[next:end:end])
 		}
-		if p.Unauthenticated && size > unauthMaxBulk {
-			return nil, 0, protoErr(msgUnauthBulk, "bulk length %d exceeds %d before AUTH", size, unauthMaxBulk)
-		}
-		// Compare against what has arrived, never allocate for the claim.
-		if int64(len(b)-next) < size+2 {
-			p.args = args
-			return nil, 0, ErrIncomplete
-		}
-		end := next + int(size)
-		args = append(args, b[next:end:end])
 		// Like Redis, skip the two bytes after the data without checking
 		// that they are CRLF, so the same streams are accepted.
 		pos = end + 2
 	}
+	if large {
+		if cap(args) < len(p.spans) {
+			args = make([][]byte, 0, len(p.spans)) // sized by arguments that arrived
+		}
+		for _, s := range p.spans {
+			args = append(args, b[s.start:s.end:s.end])
+		}
+		p.dropPending()
+	}
 	p.args = args
 	return args, pos, nil
+}
+
+// bulk reads the bulk whose header starts at b[pos] and returns where its
+// data starts and ends.
+func (p *Parser) bulk(b []byte, pos int, lim *Limits) (next, end int, err error) {
+	if pos >= len(b) {
+		return 0, 0, ErrIncomplete
+	}
+	if b[pos] != '$' {
+		// Redis reports the wrong type byte only once the line is whole.
+		if _, _, _, err := header(b, pos, lim.MaxInlineLen, msgBigBulkCount); err != nil {
+			return 0, 0, err
+		}
+		return 0, 0, expectedDollar(b[pos])
+	}
+	size, ok, next, err := header(b, pos, lim.MaxInlineLen, msgBigBulkCount)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok || size < 0 {
+		return 0, 0, protoErr(msgInvalidBulk, "bulk length %q is not a non-negative integer", headerText(b, pos))
+	}
+	if size > lim.MaxBulkLen {
+		return 0, 0, protoErr(msgInvalidBulk, "bulk length %d exceeds proto-max-bulk-len %d", size, lim.MaxBulkLen)
+	}
+	if p.Unauthenticated && size > unauthMaxBulk {
+		return 0, 0, protoErr(msgUnauthBulk, "bulk length %d exceeds %d before AUTH", size, unauthMaxBulk)
+	}
+	// Compare against what has arrived, never allocate for the claim.
+	if int64(len(b)-next) < size+2 {
+		return 0, 0, ErrIncomplete
+	}
+	return next, next + int(size), nil
 }
 
 // header reads the number in the header line starting at b[start] (the '*'
