@@ -2,6 +2,7 @@ package resp
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -330,4 +331,29 @@ func within(sub, buf []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestParseMemoryDoesNotFollowClaims sends headers that claim huge sizes
+// without the bytes: the parser must wait without reserving memory for them.
+func TestParseMemoryDoesNotFollowClaims(t *testing.T) {
+	for _, in := range []string{
+		"*1048576\r\n$3\r\nfoo\r\n",
+		"*1\r\n$536870912\r\nabc",
+		"*1000000\r\n",
+		"*2147483647\r\n$3\r\nfoo\r\n",
+	} {
+		p := Parser{Limits: Limits{MaxMultibulkLen: 1<<31 - 1}}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := 0; i < 10; i++ {
+			p.Reset()
+			if _, _, err := p.Parse([]byte(in)); !errors.Is(err, ErrIncomplete) {
+				t.Fatalf("Parse(%q) = %v", in, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
+			t.Errorf("Parse(%q) x10 allocated %d bytes", in, grew)
+		}
+	}
 }
