@@ -1,0 +1,226 @@
+package eventloop
+
+import (
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/bytebufferpool"
+	"golang.org/x/sys/unix"
+)
+
+// Pools for the per-connection buffers. Separate pools because inbound
+// leftovers (a partial request) and outbound batches have different sizes,
+// and bytebufferpool calibrates each pool to what it sees.
+var inboundPool, outboundPool bytebufferpool.Pool
+
+// Connection state flags, loop goroutine only.
+const (
+	flagPaused  uint8 = 1 << iota // read interest dropped: output above high water
+	flagWriting                   // write interest registered: a write was partial
+	flagReading                   // read interest registered
+	flagClosing                   // close once output is flushed; read no more
+	flagAbort                     // close at the next settle point, drop output
+	flagDirty                     // queued in loop.dirty for a flush
+)
+
+// Conn is one client connection, owned for its lifetime by one loop.
+//
+// Unless a method says otherwise it must be called on that loop's goroutine:
+// inside a Handler callback or a function passed to Execute. Other goroutines
+// use AsyncWrite and Execute, which hand work to the loop.
+//
+// An idle connection holds no buffers: inbound bytes live in the loop's
+// shared read buffer unless a request is partial, and output returns to a
+// pool once it is written out.
+type Conn struct {
+	loop *loop // immutable
+	fd   int   // immutable
+
+	// Loop goroutine only.
+	ctx        any
+	in         *bytebufferpool.ByteBuffer // unconsumed input; nil when none
+	out        *bytebufferpool.ByteBuffer // output, written from outPos on; nil when none
+	outPos     int
+	lastActive time.Duration // loop clock at the last read
+	flags      uint8
+	closeErr   error // reason passed to OnClose for a deferred close
+	local      net.Addr
+	remote     net.Addr
+
+	closed atomic.Bool // set by the loop; read by AsyncWrite/Execute on any goroutine
+}
+
+func (c *Conn) isClosed() bool { return c.closed.Load() }
+
+// pending reports the bytes of output not yet written to the socket.
+func (c *Conn) pending() int {
+	if c.out == nil {
+		return 0
+	}
+	return len(c.out.B) - c.outPos
+}
+
+// Write appends p to c's output. The output is sent when the loop finishes
+// the current batch of input, or earlier past Options.FlushThreshold. It
+// returns ErrConnClosed after Close, and an error wrapping ErrOutputLimit
+// (and closes c) if the output would pass Options.OutputHardLimit.
+func (c *Conn) Write(p []byte) (int, error) {
+	if err := c.reserve(len(p)); err != nil {
+		return 0, err
+	}
+	c.out.B = append(c.out.B, p...)
+	return len(p), nil
+}
+
+// WriteString is Write for a string, without converting it first.
+func (c *Conn) WriteString(s string) (int, error) {
+	if err := c.reserve(len(s)); err != nil {
+		return 0, err
+	}
+	c.out.B = append(c.out.B, s...)
+	return len(s), nil
+}
+
+// reserve checks that n more bytes of output are allowed and makes sure c
+// has an output buffer.
+func (c *Conn) reserve(n int) error {
+	if c.isClosed() || c.flags&(flagClosing|flagAbort) != 0 {
+		return ErrConnClosed
+	}
+	if p, limit := c.pending()+n, c.loop.srv.opts.OutputHardLimit; p > limit {
+		c.loop.abort(c, fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, p, limit))
+		return c.closeErr
+	}
+	if c.out == nil {
+		c.out = outboundPool.Get()
+	}
+	return nil
+}
+
+// OutputBuffer returns c's pending output for an encoder to append to; hand
+// the result back with SetOutputBuffer. The slice is valid until the
+// callback returns or the next call that writes to c.
+func (c *Conn) OutputBuffer() []byte {
+	if c.isClosed() || c.flags&(flagClosing|flagAbort) != 0 {
+		return nil
+	}
+	if c.out == nil {
+		c.out = outboundPool.Get()
+	}
+	return c.out.B[c.outPos:]
+}
+
+// SetOutputBuffer replaces c's pending output with b, normally the slice
+// from OutputBuffer with replies appended. If b is longer than
+// Options.OutputHardLimit, c is closed and b dropped.
+func (c *Conn) SetOutputBuffer(b []byte) {
+	if c.isClosed() || c.flags&(flagClosing|flagAbort) != 0 {
+		return
+	}
+	if limit := c.loop.srv.opts.OutputHardLimit; len(b) > limit {
+		c.loop.abort(c, fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, len(b), limit))
+		return
+	}
+	if c.out == nil {
+		c.out = outboundPool.Get()
+	}
+	c.out.B = b
+	c.outPos = 0
+}
+
+// OutboundBuffered reports how many bytes of output wait to be written.
+func (c *Conn) OutboundBuffered() int { return c.pending() }
+
+// InboundBuffered reports how many unconsumed input bytes c holds between
+// reads (a partial request).
+func (c *Conn) InboundBuffered() int {
+	if c.in == nil {
+		return 0
+	}
+	return len(c.in.B)
+}
+
+// Flush writes pending output now, with one write, instead of waiting for
+// the end of the batch. What the socket does not take is sent when it
+// becomes writable.
+func (c *Conn) Flush() error {
+	if c.isClosed() {
+		return ErrConnClosed
+	}
+	c.loop.loopFlush(c)
+	if c.flags&flagAbort != 0 {
+		return c.closeErr
+	}
+	return nil
+}
+
+// Close stops reading c, sends its pending output and then closes it;
+// OnClose follows with a nil error. Inside OnTraffic the close takes effect
+// when the callback returns, so `in` stays valid until then.
+func (c *Conn) Close() error {
+	if c.isClosed() || c.flags&(flagClosing|flagAbort) != 0 {
+		return ErrConnClosed
+	}
+	c.flags |= flagClosing
+	c.loop.markDirty(c)
+	return nil
+}
+
+// Context returns the value set by SetContext.
+func (c *Conn) Context() any { return c.ctx }
+
+// SetContext attaches a value to c, typically per-connection protocol state.
+func (c *Conn) SetContext(v any) { c.ctx = v }
+
+// Fd returns the socket descriptor. It is valid until OnClose returns.
+func (c *Conn) Fd() int { return c.fd }
+
+// LocalAddr returns the local address of c, or nil once the socket is gone.
+func (c *Conn) LocalAddr() net.Addr {
+	if c.local == nil && !c.isClosed() {
+		if sa, err := unix.Getsockname(c.fd); err == nil {
+			c.local = sockaddrToAddr(sa)
+		}
+	}
+	return c.local
+}
+
+// RemoteAddr returns the peer address of c, or nil if the peer is already
+// gone and the address was not asked for earlier.
+func (c *Conn) RemoteAddr() net.Addr {
+	if c.remote == nil && !c.isClosed() {
+		if sa, err := unix.Getpeername(c.fd); err == nil {
+			c.remote = sockaddrToAddr(sa)
+		}
+	}
+	return c.remote
+}
+
+// AsyncWrite queues a copy of p to be written to c by its loop. Any
+// goroutine may call it; writes from one goroutine arrive in order. It
+// returns ErrConnClosed once c is closed (data queued just before the close
+// is dropped) and ErrServerClosed once the loop has stopped.
+func (c *Conn) AsyncWrite(p []byte) error {
+	if c.isClosed() {
+		return ErrConnClosed
+	}
+	b := outboundPool.Get()
+	b.B = append(b.B[:0], p...)
+	if err := c.loop.enqueue(task{kind: taskWrite, c: c, data: b}); err != nil {
+		outboundPool.Put(b)
+		return err
+	}
+	return nil
+}
+
+// Execute queues fn to run on c's loop goroutine, where it may use every
+// method of c; output it writes is flushed after it returns. Any goroutine
+// may call it. fn does not run if c closes first.
+func (c *Conn) Execute(fn func(c *Conn)) error {
+	if c.isClosed() {
+		return ErrConnClosed
+	}
+	return c.loop.enqueue(task{kind: taskExecute, c: c, fn: fn})
+}

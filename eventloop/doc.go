@@ -1,0 +1,39 @@
+// Package eventloop is an epoll/kqueue event-loop server framework.
+//
+// A Server runs N loops (default GOMAXPROCS). Each loop is one goroutine
+// with its own poller (level-triggered epoll on Linux, kqueue on darwin and
+// FreeBSD) and owns the connections handed to it for their whole life. One
+// acceptor goroutine accepts connections and hands each to the loop a
+// Balancer picks (RoundRobin, LeastConnections, or the default LoadAware);
+// with Options.ReusePort each loop accepts on its own SO_REUSEPORT listener
+// instead.
+//
+// # Reading and writing
+//
+// A loop reads into one read buffer it shares among its connections and
+// calls Handler.OnTraffic with a slice of it: no copy. Bytes OnTraffic does
+// not consume (a partial request) are copied into a pooled per-connection
+// buffer and presented again, with the next bytes appended. Replies written
+// with Conn.Write, or appended through Conn.OutputBuffer, are gathered and
+// written with one write once the input has drained (a read returned less
+// than the buffer, or EAGAIN), or earlier past Options.FlushThreshold. What
+// the socket does not take waits for writability, in order. An idle
+// connection holds no buffers.
+//
+// # Limits
+//
+// Above Options.OutputHighWater of pending output a loop stops reading the
+// connection until its output drains below Options.OutputLowWater. Output
+// past Options.OutputHardLimit, or unconsumed input past
+// Options.MaxInboundBuffer, closes the connection and logs why. Options.
+// MaxConns turns extra connections away with Options.RejectMessage, and
+// accept backs off when descriptors run out. Options.IdleTimeout closes
+// silent connections, tracked by one timing wheel per loop.
+//
+// # Goroutines
+//
+// Handler callbacks run on the connection's loop goroutine and must not
+// block. Conn methods are for that goroutine, except AsyncWrite and Execute,
+// which any goroutine may call to hand a reply or a function to the loop;
+// they are how work done elsewhere gets back to a connection, in any order.
+package eventloop

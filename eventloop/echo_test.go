@@ -1,0 +1,87 @@
+package eventloop
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestEcho(t *testing.T) {
+	s := startServer(t, &lineEcho{}, Options{})
+	c := dial(t, s)
+	if _, err := c.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(readN(t, c, 6)); got != "hello\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestPipelinedSplitAtEveryByte(t *testing.T) {
+	s := startServer(t, &lineEcho{}, Options{})
+	var req bytes.Buffer
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&req, "request-%02d %s\n", i, bytes.Repeat([]byte{'x'}, i))
+	}
+	all := req.Bytes()
+	for split := 1; split < len(all); split++ {
+		c := dial(t, s)
+		c.(*net.TCPConn).SetNoDelay(true)
+		if _, err := c.Write(all[:split]); err != nil {
+			t.Fatal(err)
+		}
+		// Give the server a chance to see the first part alone.
+		if split%37 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := c.Write(all[split:]); err != nil {
+			t.Fatal(err)
+		}
+		if got := readN(t, c, len(all)); !bytes.Equal(got, all) {
+			t.Fatalf("split %d: replies differ:\n got %q\nwant %q", split, got, all)
+		}
+		c.Close()
+	}
+}
+
+func TestPipelinedByteAtATime(t *testing.T) {
+	s := startServer(t, &lineEcho{}, Options{})
+	c := dial(t, s)
+	c.(*net.TCPConn).SetNoDelay(true)
+	want := []byte("one\ntwo\nthree\n")
+	for i := range want {
+		if _, err := c.Write(want[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := readN(t, c, len(want)); !bytes.Equal(got, want) {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}
+
+func TestManyRequestsInOneRead(t *testing.T) {
+	s := startServer(t, &lineEcho{}, Options{})
+	c := dial(t, s)
+	var req bytes.Buffer
+	for i := 0; i < 10000; i++ {
+		fmt.Fprintf(&req, "%d\n", i)
+	}
+	go c.Write(req.Bytes())
+	if got := readN(t, c, req.Len()); !bytes.Equal(got, req.Bytes()) {
+		t.Fatal("replies out of order or damaged")
+	}
+}
+
+func TestUnixSocketEcho(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "echo.sock")
+	s := startServer(t, &lineEcho{}, Options{Network: "unix", Addr: path})
+	c := dial(t, s)
+	want := []byte("over unix\nand again\n")
+	c.Write(want)
+	if got := readN(t, c, len(want)); !bytes.Equal(got, want) {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}

@@ -1,0 +1,119 @@
+package eventloop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lineEcho echoes every complete '\n'-terminated line and keeps partial
+// lines for the next read.
+type lineEcho struct {
+	mu     sync.Mutex
+	opened int
+	closed []error
+}
+
+func (h *lineEcho) OnTraffic(c *Conn, in []byte) int {
+	consumed := 0
+	for {
+		i := bytes.IndexByte(in[consumed:], '\n')
+		if i < 0 {
+			return consumed
+		}
+		c.Write(in[consumed : consumed+i+1])
+		consumed += i + 1
+	}
+}
+
+func (h *lineEcho) OnOpen(c *Conn) {
+	h.mu.Lock()
+	h.opened++
+	h.mu.Unlock()
+}
+
+func (h *lineEcho) OnClose(c *Conn, err error) {
+	h.mu.Lock()
+	h.closed = append(h.closed, err)
+	h.mu.Unlock()
+}
+
+func (h *lineEcho) closeErrs() []error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]error(nil), h.closed...)
+}
+
+// startServer starts h on a loopback port and shuts it down with the test.
+func startServer(t testing.TB, h Handler, o Options) *Server {
+	t.Helper()
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.Loops == 0 {
+		o.Loops = 2
+	}
+	s, err := NewServer(h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return s
+}
+
+func dial(t testing.TB, s *Server) net.Conn {
+	t.Helper()
+	c, err := net.Dial(s.Addr().Network(), s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// readN reads exactly n bytes or fails the test after a generous deadline.
+func readN(t testing.TB, c net.Conn, n int) []byte {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(c, buf); err != nil {
+		t.Fatalf("read %d bytes: %v", n, err)
+	}
+	return buf
+}
+
+// waitFor polls cond until it holds or fails the test after 20 s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// expectEOF asserts the server closed c (reads drain to EOF or reset).
+func expectEOF(t testing.TB, c net.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err := io.Copy(io.Discard, bufio.NewReader(c))
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("connection still open: %v", err)
+	}
+}

@@ -1,0 +1,545 @@
+package eventloop
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/bytebufferpool"
+	"golang.org/x/sys/unix"
+)
+
+// maxReadsPerEvent bounds how many buffers one connection may read per poll
+// cycle, so a flooding peer cannot starve the rest of the loop. Level-
+// triggered polling brings it back next cycle.
+const maxReadsPerEvent = 8
+
+// loadWindow is how often a loop folds its busy time into its published load.
+const loadWindow = 20 * time.Millisecond
+
+// loadAlpha is the EWMA weight of the newest window: about the last five
+// windows (~100 ms) dominate.
+const loadAlpha = 0.3
+
+type taskKind uint8
+
+const (
+	taskRegister taskKind = iota // adopt an accepted descriptor
+	taskWrite                    // AsyncWrite
+	taskExecute                  // Execute
+	taskShutdown                 // start draining
+)
+
+// task is work handed to a loop by another goroutine.
+type task struct {
+	kind taskKind
+	fd   int
+	c    *Conn
+	data *bytebufferpool.ByteBuffer
+	fn   func(*Conn)
+}
+
+// loop is one event loop: one goroutine, one poller, the connections it
+// accepted or was handed, for their whole life.
+type loop struct {
+	srv    *Server // immutable
+	idx    int     // immutable
+	poller *poller // immutable
+
+	// Shared by all goroutines.
+	assigned    atomic.Int64  // connections assigned and not yet closed (balancer input)
+	load        atomic.Uint64 // math.Float64bits of the busy-fraction EWMA
+	wakePending atomic.Bool   // a wake is in flight; coalesces enqueue's wakes
+	mu          sync.Mutex    // guards tasks and stopped
+	tasks       []task
+	stopped     bool
+
+	// Loop goroutine only.
+	listenFd    int // per-loop SO_REUSEPORT listener, or -1
+	backoff     acceptBackoff
+	buf         []byte  // shared read buffer
+	conns       []*Conn // indexed by descriptor
+	numConns    int
+	running     []task // tasks being run, swapped with tasks
+	dirty       []*Conn
+	wheel       *idleWheel // nil without IdleTimeout
+	now         time.Duration
+	draining    bool
+	ewma        float64
+	busy        time.Duration
+	windowStart time.Duration
+}
+
+func newLoop(s *Server, idx int) (*loop, error) {
+	p, err := openPoller()
+	if err != nil {
+		return nil, fmt.Errorf("eventloop: poller: %w", err)
+	}
+	l := &loop{srv: s, idx: idx, poller: p, listenFd: -1, buf: make([]byte, s.opts.ReadBufferSize)}
+	if s.opts.IdleTimeout > 0 {
+		l.wheel = newIdleWheel(s.opts.IdleTimeout)
+	}
+	return l, nil
+}
+
+// run is the loop goroutine: wait, handle events, run queued tasks, expire
+// idle connections, publish load; until drained at shutdown.
+func (l *loop) run() {
+	defer l.srv.loopsDone.Done()
+	l.now = l.srv.clock()
+	l.windowStart = l.now
+	for {
+		if l.listenFd >= 0 {
+			l.backoff.resume(l.poller, l.listenFd, l.now)
+		}
+		n, err := l.poller.wait(l.waitMillis())
+		if err != nil {
+			l.srv.opts.Logger.Error("eventloop: poll failed; closing the loop's connections", "loop", l.idx, "err", err)
+			l.stop()
+			return
+		}
+		l.now = l.srv.clock()
+		start := l.now
+		woken := false
+		for i := 0; i < n; i++ {
+			fd, readable, writable, wake := l.poller.event(i)
+			switch {
+			case wake:
+				woken = true
+			case fd == l.listenFd:
+				l.loopAccept()
+			default:
+				c := l.conn(fd)
+				if c == nil {
+					continue
+				}
+				if writable && c.flags&flagWriting != 0 {
+					l.loopWrite(c)
+				}
+				if readable && c.flags&flagReading != 0 && !c.isClosed() {
+					l.loopRead(c)
+				}
+			}
+		}
+		if woken {
+			l.runTasks()
+		}
+		if len(l.dirty) > 0 {
+			l.flushDirty()
+		}
+		if l.wheel != nil {
+			l.wheel.advance(l.now, l.expire)
+		}
+		if l.draining && (l.numConns == 0 || l.srv.forced.Load()) {
+			l.stop()
+			return
+		}
+		l.publishLoad(start)
+	}
+}
+
+func (l *loop) conn(fd int) *Conn {
+	if fd < 0 || fd >= len(l.conns) {
+		return nil
+	}
+	return l.conns[fd]
+}
+
+func (l *loop) waitMillis() int {
+	ms := -1
+	if l.wheel != nil {
+		ms = l.wheel.waitMillis(l.now)
+	}
+	min := func(d int) {
+		if d >= 0 && (ms < 0 || d < ms) {
+			ms = d
+		}
+	}
+	if l.ewma > 0 { // keep waking so the load decays while idle
+		min(int(loadWindow / time.Millisecond))
+	}
+	min(l.backoff.waitMillis(l.now))
+	return ms
+}
+
+// publishLoad folds the time this cycle spent working into the load EWMA
+// and publishes it once per loadWindow: load = (1-α)·load + α·busy/elapsed.
+func (l *loop) publishLoad(cycleStart time.Duration) {
+	end := l.srv.clock()
+	l.busy += end - cycleStart
+	elapsed := end - l.windowStart
+	if elapsed < loadWindow {
+		return
+	}
+	util := float64(l.busy) / float64(elapsed)
+	l.ewma += loadAlpha * (util - l.ewma)
+	if l.ewma < 1e-3 {
+		l.ewma = 0
+	}
+	l.load.Store(math.Float64bits(l.ewma))
+	l.busy, l.windowStart = 0, end
+}
+
+// register adopts an accepted descriptor.
+func (l *loop) register(fd int) {
+	if l.draining { // accepted just before shutdown began
+		l.discard(fd)
+		return
+	}
+	c := &Conn{loop: l, fd: fd, lastActive: l.now, flags: flagReading}
+	if err := l.poller.add(fd, true, false); err != nil {
+		l.srv.opts.Logger.Error("eventloop: cannot poll new connection", "fd", fd, "err", err)
+		l.discard(fd)
+		return
+	}
+	for fd >= len(l.conns) {
+		l.conns = append(l.conns, make([]*Conn, len(l.conns)+64)...)
+	}
+	l.conns[fd] = c
+	l.numConns++
+	if l.wheel != nil {
+		l.wheel.add(c, l.now)
+	}
+	if h := l.srv.onOpen; h != nil {
+		h.OnOpen(c)
+	}
+	l.loopFlush(c)
+	l.settle(c)
+}
+
+// loopRead reads what c has sent, hands it to OnTraffic and sends the
+// replies with one write once the input has drained.
+func (l *loop) loopRead(c *Conn) {
+	for i := 0; i < maxReadsPerEvent; i++ {
+		n, err := unix.Read(c.fd, l.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			l.closeConn(c, err)
+			return
+		}
+		if n == 0 { // peer finished sending: answer what it sent, then close
+			c.flags |= flagClosing
+			break
+		}
+		c.lastActive = l.now
+		l.deliver(c, l.buf[:n])
+		if c.flags&(flagAbort|flagClosing|flagPaused) != 0 || n < len(l.buf) {
+			break
+		}
+		if c.pending() >= l.srv.opts.FlushThreshold {
+			l.loopFlush(c)
+		}
+	}
+	l.loopFlush(c)
+	l.settle(c)
+}
+
+// deliver presents c's unconsumed input plus data to OnTraffic and keeps
+// what it leaves. data is in the shared read buffer; only the leftover of a
+// partial request is copied, into a pooled per-connection buffer.
+func (l *loop) deliver(c *Conn, data []byte) {
+	in := data
+	if c.in != nil {
+		c.in.B = append(c.in.B, data...)
+		in = c.in.B
+	}
+	consumed := l.srv.handler.OnTraffic(c, in)
+	if consumed < 0 || consumed > len(in) {
+		l.abort(c, fmt.Errorf("eventloop: OnTraffic consumed %d of %d bytes", consumed, len(in)))
+		return
+	}
+	rest := in[consumed:]
+	switch {
+	case len(rest) == 0:
+		if c.in != nil {
+			inboundPool.Put(c.in)
+			c.in = nil
+		}
+	case c.in != nil:
+		c.in.B = c.in.B[:copy(c.in.B, rest)]
+	default:
+		c.in = inboundPool.Get()
+		c.in.B = append(c.in.B[:0], rest...)
+	}
+	if limit := l.srv.opts.MaxInboundBuffer; len(rest) > limit {
+		l.abort(c, fmt.Errorf("%w: %d bytes unconsumed, limit %d", ErrInboundLimit, len(rest), limit))
+		return
+	}
+	if c.pending() > l.srv.opts.OutputHighWater {
+		c.flags |= flagPaused
+	}
+}
+
+// loopWrite continues a partial write once the socket has room.
+func (l *loop) loopWrite(c *Conn) {
+	l.loopFlush(c)
+	l.settle(c)
+}
+
+// loopFlush writes c's pending output with one write. A partial write
+// leaves the rest for loopWrite; the caller's settle arms write interest.
+// It never closes c itself, because OnTraffic may still hold c's input.
+func (l *loop) loopFlush(c *Conn) {
+	if c.out == nil || c.isClosed() || c.flags&flagAbort != 0 {
+		return
+	}
+	for c.pending() > 0 {
+		n, err := unix.Write(c.fd, c.out.B[c.outPos:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			c.flags |= flagAbort
+			c.closeErr = err
+			return
+		}
+		c.outPos += n
+		if c.pending() > 0 { // the socket is full; don't ask again now
+			break
+		}
+	}
+	if c.pending() == 0 {
+		c.out.B = c.out.B[:0]
+		outboundPool.Put(c.out)
+		c.out, c.outPos = nil, 0
+		return
+	}
+	// Reclaim the written prefix once it is most of the buffer, so a slow
+	// reader's buffer does not creep forward.
+	if c.outPos > len(c.out.B)/2 {
+		c.out.B = c.out.B[:copy(c.out.B, c.out.B[c.outPos:])]
+		c.outPos = 0
+	}
+}
+
+// settle applies what a callback or I/O decided: closes c if it must, and
+// otherwise sets read and write interest from its output (backpressure).
+func (l *loop) settle(c *Conn) {
+	if c.isClosed() {
+		return
+	}
+	if c.flags&flagAbort != 0 {
+		l.closeConn(c, c.closeErr)
+		return
+	}
+	pending := c.pending()
+	if c.flags&flagClosing != 0 && pending == 0 {
+		l.closeConn(c, c.closeErr)
+		return
+	}
+	flags := c.flags
+	if pending > l.srv.opts.OutputHighWater {
+		flags |= flagPaused
+	} else if pending <= l.srv.opts.OutputLowWater {
+		flags &^= flagPaused
+	}
+	read := flags&(flagPaused|flagClosing) == 0
+	write := pending > 0
+	flags &^= flagReading | flagWriting
+	if read {
+		flags |= flagReading
+	}
+	if write {
+		flags |= flagWriting
+	}
+	if flags&(flagReading|flagWriting) != c.flags&(flagReading|flagWriting) {
+		if err := l.poller.modify(c.fd, read, write); err != nil {
+			l.closeConn(c, err)
+			return
+		}
+	}
+	c.flags = flags
+}
+
+// abort marks c to be closed at the next settle point, dropping its output,
+// and logs why.
+func (l *loop) abort(c *Conn, err error) {
+	if c.flags&flagAbort != 0 {
+		return
+	}
+	c.flags |= flagAbort
+	c.closeErr = err
+	l.srv.opts.Logger.Warn("eventloop: closing connection", "fd", c.fd, "reason", err.Error())
+}
+
+func (l *loop) expire(c *Conn) {
+	l.closeConn(c, fmt.Errorf("%w: no traffic for %v", ErrIdleTimeout, l.srv.opts.IdleTimeout))
+}
+
+// closeConn closes c now. OnClose runs before the descriptor is closed, so
+// c's addresses still work there.
+func (l *loop) closeConn(c *Conn, err error) {
+	if c.isClosed() {
+		return
+	}
+	c.closed.Store(true)
+	if h := l.srv.onClose; h != nil {
+		h.OnClose(c, err)
+	}
+	l.conns[c.fd] = nil
+	unix.Close(c.fd) // also drops it from the poller
+	if c.in != nil {
+		inboundPool.Put(c.in)
+		c.in = nil
+	}
+	if c.out != nil {
+		c.out.B = c.out.B[:0]
+		outboundPool.Put(c.out)
+		c.out, c.outPos = nil, 0
+	}
+	l.numConns--
+	l.assigned.Add(-1)
+	l.srv.numConns.Add(-1)
+}
+
+// discard closes an accepted descriptor the loop will not serve.
+func (l *loop) discard(fd int) {
+	unix.Close(fd)
+	l.assigned.Add(-1)
+	l.srv.numConns.Add(-1)
+}
+
+func (l *loop) markDirty(c *Conn) {
+	if c.flags&flagDirty == 0 {
+		c.flags |= flagDirty
+		l.dirty = append(l.dirty, c)
+	}
+}
+
+// enqueue hands t to the loop from any goroutine. Only the first task of a
+// batch writes to the wake descriptor; the loop clears wakePending before it
+// takes the batch, so a task queued after that wakes it again.
+func (l *loop) enqueue(t task) error {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return ErrServerClosed
+	}
+	l.tasks = append(l.tasks, t)
+	var err error
+	// Waking under mu keeps the poller open: stop closes it only after
+	// setting stopped under mu.
+	if l.wakePending.CompareAndSwap(false, true) {
+		err = l.poller.wake()
+	}
+	l.mu.Unlock()
+	return err
+}
+
+// wake makes the loop run a cycle, e.g. to notice a forced shutdown.
+func (l *loop) wake() {
+	l.mu.Lock()
+	if !l.stopped {
+		_ = l.poller.wake()
+	}
+	l.mu.Unlock()
+}
+
+func (l *loop) runTasks() {
+	l.wakePending.Store(false)
+	l.mu.Lock()
+	l.tasks, l.running = l.running[:0], l.tasks
+	l.mu.Unlock()
+	for i := range l.running {
+		t := &l.running[i]
+		switch t.kind {
+		case taskRegister:
+			l.register(t.fd)
+		case taskWrite:
+			if !t.c.isClosed() {
+				if _, err := t.c.Write(t.data.B); err == nil {
+					l.markDirty(t.c)
+				}
+			}
+			t.data.B = t.data.B[:0]
+			outboundPool.Put(t.data)
+		case taskExecute:
+			if !t.c.isClosed() {
+				t.fn(t.c)
+				l.markDirty(t.c)
+			}
+		case taskShutdown:
+			l.beginDrain()
+		}
+		*t = task{}
+	}
+	l.flushDirty()
+}
+
+// flushDirty sends the output that tasks produced, one write per connection.
+func (l *loop) flushDirty() {
+	for i, c := range l.dirty {
+		c.flags &^= flagDirty
+		l.loopFlush(c)
+		l.settle(c)
+		l.dirty[i] = nil
+	}
+	l.dirty = l.dirty[:0]
+}
+
+// beginDrain starts a graceful shutdown of this loop: stop accepting, answer
+// what each connection has already sent, then close each one once its
+// output is written.
+func (l *loop) beginDrain() {
+	l.draining = true
+	if l.listenFd >= 0 {
+		unix.Close(l.listenFd)
+		l.listenFd = -1
+	}
+	for _, c := range l.conns {
+		if c == nil || c.isClosed() {
+			continue
+		}
+		if c.flags&flagReading != 0 {
+			l.loopRead(c)
+		}
+		if !c.isClosed() && c.flags&flagClosing == 0 {
+			c.flags |= flagClosing
+			l.markDirty(c)
+		}
+	}
+}
+
+// stop closes every connection that is left and refuses further tasks.
+func (l *loop) stop() {
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
+	if l.listenFd >= 0 {
+		unix.Close(l.listenFd)
+		l.listenFd = -1
+	}
+	var err error
+	if l.srv.forced.Load() {
+		err = ErrServerClosed
+	}
+	for _, c := range l.conns {
+		if c != nil && !c.isClosed() {
+			l.closeConn(c, err)
+		}
+	}
+	// Tasks that raced with the stop: release what they hold.
+	l.mu.Lock()
+	for _, t := range l.tasks {
+		switch t.kind {
+		case taskRegister:
+			l.discard(t.fd)
+		case taskWrite:
+			outboundPool.Put(t.data)
+		}
+	}
+	l.tasks = nil
+	l.mu.Unlock()
+	l.poller.close()
+	l.load.Store(0)
+}

@@ -1,0 +1,410 @@
+package eventloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Handler serves the traffic of every connection.
+type Handler interface {
+	// OnTraffic gets every unconsumed inbound byte of c. `in` is a slice of the loop's
+	// shared read buffer (or of c's pooled leftover buffer) valid only during the call.
+	// Returns how many bytes were consumed; the rest is kept and presented again with
+	// the next bytes appended.
+	OnTraffic(c *Conn, in []byte) (consumed int)
+}
+
+// OpenHandler is implemented by handlers that want to know of new
+// connections. OnOpen runs on c's loop goroutine before any traffic; output
+// it writes (a greeting) is sent right away.
+type OpenHandler interface{ OnOpen(c *Conn) }
+
+// CloseHandler is implemented by handlers that want to know when a
+// connection closes. err is nil on a clean close (the peer hung up, Close,
+// or a graceful shutdown) and says why otherwise.
+type CloseHandler interface{ OnClose(c *Conn, err error) }
+
+// ShutdownHandler is implemented by handlers that want to know when the
+// server has stopped. OnShutdown runs once, after all loops have stopped.
+type ShutdownHandler interface{ OnShutdown() }
+
+// Server runs a Handler on a set of event loops.
+type Server struct {
+	handler    Handler
+	onOpen     OpenHandler
+	onClose    CloseHandler
+	onShutdown ShutdownHandler
+	opts       Options
+	epoch      time.Time
+
+	loops    []*loop
+	addr     net.Addr
+	numConns atomic.Int64
+	closing  atomic.Bool // Shutdown has begun
+	forced   atomic.Bool // Shutdown's ctx ended before the loops drained
+
+	// Acceptor goroutine only (nil poller with ReusePort).
+	listenFd int
+	acceptor *poller
+	backoff  acceptBackoff
+	stats    []LoopStat
+
+	mu           sync.Mutex // guards started and shut
+	started      bool
+	shut         bool
+	loopsDone    sync.WaitGroup
+	acceptorDone chan struct{}
+	done         chan struct{} // closed after OnShutdown
+}
+
+// NewServer checks opts and returns a Server for h; Start or Serve runs it.
+func NewServer(h Handler, opts Options) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("eventloop: nil Handler")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{handler: h, opts: o, epoch: time.Now(), listenFd: -1,
+		acceptorDone: make(chan struct{}), done: make(chan struct{})}
+	s.onOpen, _ = h.(OpenHandler)
+	s.onClose, _ = h.(CloseHandler)
+	s.onShutdown, _ = h.(ShutdownHandler)
+	return s, nil
+}
+
+// clock is the monotonic time since the server was created; loops stamp
+// activity with it.
+func (s *Server) clock() time.Duration { return time.Since(s.epoch) }
+
+var errStarted = errors.New("eventloop: server already started")
+
+// Start listens and starts the loops, and returns once the server accepts
+// connections.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shut {
+		return ErrServerClosed
+	}
+	if s.started {
+		return errStarted
+	}
+	if err := s.start(); err != nil {
+		s.cleanup()
+		return err
+	}
+	s.started = true
+	return nil
+}
+
+func (s *Server) start() error {
+	for i := 0; i < s.opts.Loops; i++ {
+		l, err := newLoop(s, i)
+		if err != nil {
+			return err
+		}
+		s.loops = append(s.loops, l)
+	}
+	addr := s.opts.Addr
+	if s.opts.ReusePort {
+		for i, l := range s.loops {
+			fd, a, err := listen(s.opts.Network, addr, true)
+			if err != nil {
+				return err
+			}
+			l.listenFd = fd
+			if i == 0 { // later listeners join the port the first one got
+				s.addr, addr = a, a.String()
+			}
+			if err := l.poller.add(fd, true, false); err != nil {
+				return err
+			}
+		}
+	} else {
+		fd, a, err := listen(s.opts.Network, addr, false)
+		if err != nil {
+			return err
+		}
+		s.listenFd, s.addr = fd, a
+		p, err := openPoller()
+		if err != nil {
+			return err
+		}
+		s.acceptor = p
+		if err := p.add(fd, true, false); err != nil {
+			return err
+		}
+		s.stats = make([]LoopStat, len(s.loops))
+	}
+	for _, l := range s.loops {
+		s.loopsDone.Add(1)
+		go l.run()
+	}
+	if s.acceptor != nil {
+		go s.acceptLoop()
+	} else {
+		close(s.acceptorDone)
+	}
+	go s.finish()
+	return nil
+}
+
+// cleanup releases what a failed start acquired.
+func (s *Server) cleanup() {
+	for _, l := range s.loops {
+		if l.listenFd >= 0 {
+			unix.Close(l.listenFd)
+		}
+		l.poller.close()
+	}
+	s.loops = nil
+	if s.listenFd >= 0 {
+		unix.Close(s.listenFd)
+		s.listenFd = -1
+	}
+	if s.acceptor != nil {
+		s.acceptor.close()
+		s.acceptor = nil
+	}
+	s.removeSocketFile()
+}
+
+// finish waits for every goroutine of the server, then reports shutdown.
+func (s *Server) finish() {
+	s.loopsDone.Wait()
+	<-s.acceptorDone
+	if s.acceptor != nil {
+		s.acceptor.close()
+	}
+	s.removeSocketFile()
+	if s.onShutdown != nil {
+		s.onShutdown.OnShutdown()
+	}
+	close(s.done)
+}
+
+func (s *Server) removeSocketFile() {
+	if s.opts.Network == "unix" && !strings.HasPrefix(s.opts.Addr, "@") && s.addr != nil {
+		_ = os.Remove(s.opts.Addr)
+	}
+}
+
+// Serve starts the server if Start has not, and blocks until Shutdown
+// completes. It returns nil after a shutdown and the listen error otherwise.
+func (s *Server) Serve() error {
+	if err := s.Start(); err != nil && err != errStarted {
+		return err
+	}
+	<-s.done
+	return nil
+}
+
+// Addr returns the address the server listens on (with the port the kernel
+// chose for ":0"), or nil before Start.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// NumConns returns the number of open connections.
+func (s *Server) NumConns() int { return int(s.numConns.Load()) }
+
+// Shutdown stops accepting, lets every loop answer the input it has already
+// received, writes pending output and closes every connection, then calls
+// OnShutdown and returns nil. If ctx ends first, remaining connections are
+// closed at once (OnClose gets ErrServerClosed) and ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	first, started := !s.shut, s.started
+	s.shut = true
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
+	if first {
+		s.closing.Store(true)
+		if s.acceptor != nil {
+			_ = s.acceptor.wake()
+		}
+		<-s.acceptorDone // no registration can follow the shutdown task
+		for _, l := range s.loops {
+			_ = l.enqueue(task{kind: taskShutdown})
+		}
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		s.forced.Store(true)
+		for _, l := range s.loops {
+			l.wake()
+		}
+		<-s.done
+		return ctx.Err()
+	}
+}
+
+// acceptLoop is the acceptor goroutine: it accepts connections and hands
+// each to the loop the Balancer picks.
+func (s *Server) acceptLoop() {
+	defer close(s.acceptorDone)
+	for {
+		s.backoff.resume(s.acceptor, s.listenFd, s.clock())
+		n, err := s.acceptor.wait(s.backoff.waitMillis(s.clock()))
+		if err != nil {
+			s.opts.Logger.Error("eventloop: acceptor poll failed; no longer accepting", "err", err)
+			unix.Close(s.listenFd)
+			return
+		}
+		if s.closing.Load() {
+			unix.Close(s.listenFd)
+			return
+		}
+		for i := 0; i < n; i++ {
+			if fd, _, _, wake := s.acceptor.event(i); !wake && fd == s.listenFd {
+				s.acceptBatch(s.listenFd, s.acceptor, &s.backoff, nil)
+			}
+		}
+	}
+}
+
+// loopAccept accepts on a loop's own SO_REUSEPORT listener.
+func (l *loop) loopAccept() {
+	l.srv.acceptBatch(l.listenFd, l.poller, &l.backoff, l)
+}
+
+// maxAcceptsPerEvent keeps a connection storm from delaying everything else
+// the accepting goroutine does.
+const maxAcceptsPerEvent = 128
+
+// acceptBatch accepts what is queued on lfd. own is the accepting loop
+// (ReusePort), or nil for the acceptor, which picks a loop per connection.
+func (s *Server) acceptBatch(lfd int, p *poller, b *acceptBackoff, own *loop) {
+	for i := 0; i < maxAcceptsPerEvent; i++ {
+		fd, _, err := acceptConn(lfd)
+		switch {
+		case err == nil:
+			b.reset()
+			s.admit(fd, own)
+		case err == unix.EAGAIN:
+			return
+		case isTemporaryAcceptErr(err):
+			continue
+		case isResourceAcceptErr(err):
+			b.pause(p, lfd, s.clock(), err, s.opts.Logger)
+			return
+		default:
+			s.opts.Logger.Error("eventloop: accept failed", "err", err)
+			return
+		}
+	}
+}
+
+// admit applies MaxConns and socket options and hands fd to a loop.
+func (s *Server) admit(fd int, own *loop) {
+	n := s.numConns.Add(1)
+	if max := s.opts.MaxConns; max > 0 && n > int64(max) {
+		s.numConns.Add(-1)
+		if len(s.opts.RejectMessage) > 0 {
+			_, _ = unix.Write(fd, s.opts.RejectMessage)
+		}
+		unix.Close(fd)
+		return
+	}
+	if err := setupConn(fd, &s.opts); err != nil {
+		s.opts.Logger.Warn("eventloop: cannot set socket options; dropping connection", "err", err)
+		s.numConns.Add(-1)
+		unix.Close(fd)
+		return
+	}
+	if own != nil {
+		own.assigned.Add(1)
+		own.register(fd)
+		return
+	}
+	for i, l := range s.loops {
+		s.stats[i] = LoopStat{Conns: int(l.assigned.Load()), Load: math.Float64frombits(l.load.Load())}
+	}
+	i := s.opts.Balancer.Pick(s.stats)
+	if i < 0 || i >= len(s.loops) {
+		s.opts.Logger.Error("eventloop: Balancer picked a loop out of range; using loop 0", "picked", i, "loops", len(s.loops))
+		i = 0
+	}
+	l := s.loops[i]
+	l.assigned.Add(1) // counted now, so the next Pick sees it
+	if err := l.enqueue(task{kind: taskRegister, fd: fd}); err != nil {
+		l.discard(fd)
+	}
+}
+
+// LoopStats returns what the balancer currently sees of each loop.
+func (s *Server) LoopStats() []LoopStat {
+	out := make([]LoopStat, len(s.loops))
+	for i, l := range s.loops {
+		out[i] = LoopStat{Conns: int(l.assigned.Load()), Load: math.Float64frombits(l.load.Load())}
+	}
+	return out
+}
+
+// acceptBackoff pauses accepting after the process or system runs out of
+// descriptors (EMFILE, ENFILE) or memory: the listener stays readable, so
+// retrying at once would spin. The pause doubles from 5 ms to 1 s while the
+// condition lasts.
+type acceptBackoff struct {
+	delay  time.Duration
+	until  time.Duration // clock time accepting resumes; 0 when not paused
+	logged bool
+}
+
+func (b *acceptBackoff) pause(p *poller, lfd int, now time.Duration, err error, log interface {
+	Warn(string, ...any)
+}) {
+	if b.delay == 0 {
+		b.delay = 5 * time.Millisecond
+	} else if b.delay < time.Second {
+		b.delay *= 2
+	}
+	if !b.logged {
+		log.Warn("eventloop: accept failed; pausing accepts", "err", err.Error(), "pause", b.delay.String())
+		b.logged = true
+	}
+	b.until = now + b.delay
+	if merr := p.modify(lfd, false, false); merr != nil {
+		log.Warn("eventloop: cannot pause listener", "err", fmt.Sprint(merr))
+	}
+}
+
+func (b *acceptBackoff) resume(p *poller, lfd int, now time.Duration) {
+	if b.until != 0 && now >= b.until {
+		b.until = 0
+		_ = p.modify(lfd, true, false)
+	}
+}
+
+func (b *acceptBackoff) reset() {
+	b.delay, b.logged = 0, false
+}
+
+func (b *acceptBackoff) waitMillis(now time.Duration) int {
+	if b.until == 0 {
+		return -1
+	}
+	d := b.until - now
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Millisecond - 1) / time.Millisecond)
+}
