@@ -30,7 +30,9 @@ func FuzzParse(f *testing.F) {
 	resumeMinArgs = 2 // exercise resuming on the small inputs a fuzzer makes
 	f.Fuzz(func(t *testing.T, data []byte) {
 		orig := bytes.Clone(data)
-		checkChunked(t, data)
+		if len(data) <= 4096 { // feed copies per read: quadratic
+			checkChunked(t, data)
+		}
 		checkParse(t, &Parser{}, data, true)
 		checkParse(t, &Parser{Limits: Limits{MaxBulkLen: 8, MaxMultibulkLen: 4, MaxInlineLen: 16}}, data, false)
 		checkParse(t, &Parser{Unauthenticated: true}, data, false)

@@ -188,7 +188,7 @@ func (p *Parser) bulk(b []byte, pos int, lim *Limits) (next, end int, err error)
 		return 0, 0, protoErr(msgUnauthBulk, "bulk length %d exceeds %d before AUTH", size, unauthMaxBulk)
 	}
 	// Compare against what has arrived, never allocate for the claim.
-	if int64(len(b)-next) < size+2 {
+	if size > int64(len(b)-next-2) { // not size+2: MaxBulkLen may be near MaxInt64
 		return 0, 0, ErrIncomplete
 	}
 	return next, next + int(size), nil

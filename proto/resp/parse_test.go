@@ -357,3 +357,11 @@ func TestParseMemoryDoesNotFollowClaims(t *testing.T) {
 		}
 	}
 }
+
+func TestParseHugeBulkLimitDoesNotOverflow(t *testing.T) {
+	p := Parser{Limits: Limits{MaxBulkLen: 1<<63 - 1}}
+	_, _, err := p.Parse([]byte("*1\r\n$9223372036854775807\r\nabc\r\n"))
+	if !errors.Is(err, ErrIncomplete) {
+		t.Errorf("claim of MaxInt64 bytes: %v, want ErrIncomplete", err)
+	}
+}
