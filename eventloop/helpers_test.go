@@ -117,3 +117,19 @@ func expectEOF(t testing.TB, c net.Conn) {
 		t.Fatalf("connection still open: %v", err)
 	}
 }
+
+type lineReader struct{ r *bufio.Reader }
+
+func newLineReader(c net.Conn) *lineReader { return &lineReader{bufio.NewReader(c)} }
+
+func (l *lineReader) line() (string, error) {
+	s, err := l.r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	return s[:len(s)-1], nil
+}
+
+func dialErr(s *Server) (net.Conn, error) {
+	return net.DialTimeout(s.Addr().Network(), s.Addr().String(), 2*time.Second)
+}

@@ -304,6 +304,7 @@ func (l *loop) loopFlush(c *Conn) {
 			return
 		}
 		c.outPos += n
+		c.lastActive = l.now // a draining slow reader is not idle
 		if c.pending() > 0 { // the socket is full; don't ask again now
 			break
 		}

@@ -1,0 +1,194 @@
+package eventloop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestIdleTimeoutClosesOnlyIdleConnections(t *testing.T) {
+	h := &lineEcho{}
+	s := startServer(t, h, Options{IdleTimeout: 300 * time.Millisecond, Loops: 1})
+	idle := dial(t, s)
+	busy := dial(t, s)
+	start := time.Now()
+	for time.Since(start) < time.Second {
+		busy.Write([]byte("ping\n"))
+		if got := string(readN(t, busy, 5)); got != "ping\n" {
+			t.Fatalf("busy got %q", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	expectEOF(t, idle)
+	if errs := h.closeErrs(); len(errs) != 1 || !errors.Is(errs[0], ErrIdleTimeout) {
+		t.Fatalf("close errors %v, want one ErrIdleTimeout", errs)
+	}
+	busy.Write([]byte("still\n"))
+	if got := string(readN(t, busy, 6)); got != "still\n" {
+		t.Fatalf("busy got %q after the idle one closed", got)
+	}
+}
+
+type shutdownRecorder struct {
+	lineEcho
+	received chan struct{}
+	shutdown chan struct{}
+}
+
+func (h *shutdownRecorder) OnTraffic(c *Conn, in []byte) int {
+	select {
+	case h.received <- struct{}{}:
+	default:
+	}
+	return h.lineEcho.OnTraffic(c, in)
+}
+
+func (h *shutdownRecorder) OnShutdown() { close(h.shutdown) }
+
+func TestShutdownAnswersWhatItReceived(t *testing.T) {
+	h := &shutdownRecorder{received: make(chan struct{}, 1), shutdown: make(chan struct{})}
+	s, err := NewServer(h, Options{Addr: "127.0.0.1:0", Loops: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	waitFor(t, "listening", func() bool { return s.Addr() != nil })
+	c := dial(t, s)
+	var req bytes.Buffer
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&req, "line %d\n", i)
+	}
+	if _, err := c.Write(req.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	<-h.received
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(ctx) }()
+	if got := readN(t, c, req.Len()); !bytes.Equal(got, req.Bytes()) {
+		t.Fatal("replies to requests sent before shutdown are missing or damaged")
+	}
+	expectEOF(t, c)
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve returned %v after a graceful shutdown", err)
+	}
+	select {
+	case <-h.shutdown:
+	default:
+		t.Fatal("OnShutdown not called")
+	}
+	if errs := h.closeErrs(); len(errs) != 1 || errs[0] != nil {
+		t.Fatalf("close errors %v, want one nil", errs)
+	}
+	if _, err := dialErr(s); err == nil {
+		t.Fatal("server still accepts after Shutdown")
+	}
+}
+
+func goroutineID() string {
+	var b [64]byte
+	return strings.Fields(string(b[:runtime.Stack(b[:], false)]))[1]
+}
+
+type loopRecorder struct {
+	connCatcher
+	trafficGoroutine chan string
+}
+
+func (h *loopRecorder) OnTraffic(c *Conn, in []byte) int {
+	h.trafficGoroutine <- goroutineID()
+	return len(in)
+}
+
+func TestExecuteRunsOnTheLoop(t *testing.T) {
+	h := &loopRecorder{connCatcher: connCatcher{conns: make(chan *Conn, 1)}, trafficGoroutine: make(chan string, 1)}
+	s := startServer(t, h, Options{Loops: 1})
+	client := dial(t, s)
+	c := <-h.conns
+	client.Write([]byte("x"))
+	loopG := <-h.trafficGoroutine
+	ran := make(chan string, 1)
+	if err := c.Execute(func(c *Conn) {
+		c.WriteString("from execute\n")
+		ran <- goroutineID()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-ran; g != loopG {
+		t.Fatalf("Execute ran on goroutine %s, the loop is %s", g, loopG)
+	}
+	if got := string(readN(t, client, 13)); got != "from execute\n" {
+		t.Fatalf("got %q", got)
+	}
+	client.Close()
+	waitFor(t, "close", func() bool { return len(h.closeErrs()) == 1 })
+	if err := c.Execute(func(*Conn) {}); !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("Execute on a closed conn: %v", err)
+	}
+	if err := c.AsyncWrite([]byte("x")); !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("AsyncWrite on a closed conn: %v", err)
+	}
+}
+
+func TestMaxConnsRejectsWithMessage(t *testing.T) {
+	msg := "-ERR max number of clients reached\r\n"
+	s := startServer(t, &lineEcho{}, Options{MaxConns: 2, RejectMessage: []byte(msg)})
+	a, b := dial(t, s), dial(t, s)
+	for _, c := range []interface{ Write([]byte) (int, error) }{a, b} {
+		c.Write([]byte("ok\n"))
+	}
+	readN(t, a, 3)
+	readN(t, b, 3)
+	extra := dial(t, s)
+	if got := string(readN(t, extra, len(msg))); got != msg {
+		t.Fatalf("rejected connection got %q", got)
+	}
+	expectEOF(t, extra)
+	a.Close()
+	waitFor(t, "a slot to free", func() bool { return s.NumConns() == 1 })
+	c := dial(t, s)
+	c.Write([]byte("again\n"))
+	if got := string(readN(t, c, 6)); got != "again\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestMaxInboundBufferCloses(t *testing.T) {
+	h := &lineEcho{}
+	s := startServer(t, h, Options{MaxInboundBuffer: 1024})
+	c := dial(t, s)
+	c.Write(bytes.Repeat([]byte{'a'}, 1000)) // under the limit: kept
+	c.Write([]byte("\n"))
+	if got := readN(t, c, 1001); len(got) != 1001 {
+		t.Fatal("short reply")
+	}
+	c.Write(bytes.Repeat([]byte{'a'}, 3000)) // no newline, over the limit
+	expectEOF(t, c)
+	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
+	err := h.closeErrs()[0]
+	if !errors.Is(err, ErrInboundLimit) || !strings.Contains(err.Error(), "limit 1024") {
+		t.Fatalf("close error %v, want ErrInboundLimit naming the limit", err)
+	}
+}
+
+func TestOnTrafficConsumingTooMuchCloses(t *testing.T) {
+	h := &badHandler{}
+	s := startServer(t, h, Options{})
+	c := dial(t, s)
+	c.Write([]byte("abc"))
+	expectEOF(t, c)
+}
+
+type badHandler struct{}
+
+func (badHandler) OnTraffic(c *Conn, in []byte) int { return len(in) + 1 }

@@ -1,0 +1,189 @@
+package eventloop
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// bigReply answers "N\n" with N bytes: the line's number (mod 10) repeated
+// N-1 times, then '\n'. It records the largest pending output it saw.
+type bigReply struct {
+	lineEcho
+	maxPending atomic.Int64
+}
+
+func (h *bigReply) OnTraffic(c *Conn, in []byte) int {
+	consumed := 0
+	for {
+		i := bytes.IndexByte(in[consumed:], '\n')
+		if i < 0 {
+			return consumed
+		}
+		n, _ := strconv.Atoi(string(in[consumed : consumed+i]))
+		consumed += i + 1
+		out := c.OutputBuffer()
+		if out == nil { // closing: the hard limit was hit
+			return consumed
+		}
+		for k := 0; k < n-1; k++ {
+			out = append(out, byte('0'+n%10))
+		}
+		c.SetOutputBuffer(append(out, '\n'))
+		if p := int64(c.OutboundBuffered()); p > h.maxPending.Load() {
+			h.maxPending.Store(p)
+		}
+	}
+}
+
+func TestLargeRepliesWithPartialWrites(t *testing.T) {
+	h := &bigReply{}
+	s := startServer(t, h, Options{SocketSendBuffer: 4096, FlushThreshold: 8 << 10})
+	c := dial(t, s)
+	sizes := []int{1 << 20, 3, 700 << 10, 65537, 2 << 20, 1}
+	var req bytes.Buffer
+	for _, n := range sizes {
+		fmt.Fprintf(&req, "%d\n", n)
+	}
+	c.Write(req.Bytes())
+	for _, n := range sizes {
+		// Read slowly at first so the server's writes come back short.
+		time.Sleep(20 * time.Millisecond)
+		got := readN(t, c, n)
+		want := append(bytes.Repeat([]byte{byte('0' + n%10)}, n-1), '\n')
+		if !bytes.Equal(got, want) {
+			t.Fatalf("reply of %d bytes damaged or out of order", n)
+		}
+	}
+}
+
+func TestPeerThatNeverReadsIsBounded(t *testing.T) {
+	const hard = 1 << 20
+	h := &bigReply{}
+	s := startServer(t, h, Options{
+		OutputHighWater: 256 << 10, OutputLowWater: 64 << 10, OutputHardLimit: hard,
+		SocketSendBuffer: 8192,
+	})
+	stuck := dial(t, s)
+	go func() { // requests of 64 KiB replies, never reading one
+		batch := bytes.Repeat([]byte("65536\n"), 1000)
+		for {
+			if _, err := stuck.Write(batch); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, "the stuck connection to close", func() bool {
+		for _, err := range h.closeErrs() {
+			if errors.Is(err, ErrOutputLimit) {
+				return true
+			}
+		}
+		return false
+	})
+	expectEOF(t, stuck)
+	if max := h.maxPending.Load(); max > hard {
+		t.Fatalf("pending output reached %d, above the hard limit %d", max, hard)
+	}
+	other := dial(t, s)
+	other.Write([]byte("5\n"))
+	if got := string(readN(t, other, 5)); got != "5555\n" {
+		t.Fatalf("other connection got %q", got)
+	}
+}
+
+// connCatcher hands each opened connection to the test.
+type connCatcher struct {
+	lineEcho
+	conns chan *Conn
+}
+
+func (h *connCatcher) OnOpen(c *Conn) { h.conns <- c }
+
+func TestAsyncWriteToPeerThatNeverReads(t *testing.T) {
+	h := &connCatcher{conns: make(chan *Conn, 1)}
+	s := startServer(t, h, Options{OutputHighWater: 128 << 10, OutputLowWater: 32 << 10, OutputHardLimit: 512 << 10, SocketSendBuffer: 8192})
+	client := dial(t, s)
+	c := <-h.conns
+	chunk := bytes.Repeat([]byte{'z'}, 16<<10)
+	var err error
+	for i := 0; i < 100000 && err == nil; i++ {
+		err = c.AsyncWrite(chunk)
+		if i%16 == 15 {
+			time.Sleep(time.Millisecond) // let the loop keep up, as a real producer would
+		}
+	}
+	if !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("AsyncWrite kept succeeding; last error %v", err)
+	}
+	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
+	if err := h.closeErrs()[0]; !errors.Is(err, ErrOutputLimit) {
+		t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
+	}
+	expectEOF(t, client)
+}
+
+func TestAsyncWriteFromManyGoroutines(t *testing.T) {
+	h := &connCatcher{conns: make(chan *Conn, 1)}
+	s := startServer(t, h, Options{})
+	client := dial(t, s)
+	c := <-h.conns
+	const writers, each = 16, 200
+	var wg sync.WaitGroup
+	for g := 0; g < writers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				msg := fmt.Sprintf("g%02d-%04d-%s\n", g, i, bytes.Repeat([]byte{'p'}, i%50))
+				if err := c.AsyncWrite([]byte(msg)); err != nil {
+					t.Errorf("AsyncWrite: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	next := make([]int, writers)
+	client.SetReadDeadline(time.Now().Add(20 * time.Second))
+	r := newLineReader(client)
+	for n := 0; n < writers*each; n++ {
+		line, err := r.line()
+		if err != nil {
+			t.Fatalf("after %d messages: %v", n, err)
+		}
+		var g, i int
+		var pad string
+		if _, err := fmt.Sscanf(line, "g%02d-%04d-%s", &g, &i, &pad); err != nil && i%50 != 0 {
+			t.Fatalf("damaged message %q", line)
+		}
+		if i != next[g] || len(pad) != i%50 {
+			t.Fatalf("writer %d: got message %d (%q), want %d", g, i, line, next[g])
+		}
+		next[g]++
+	}
+	wg.Wait()
+}
+
+func TestStalledPeerClosedByIdleTimeout(t *testing.T) {
+	h := &bigReply{}
+	s := startServer(t, h, Options{
+		OutputHighWater: 256 << 10, OutputLowWater: 64 << 10, OutputHardLimit: 64 << 20,
+		SocketSendBuffer: 8192, IdleTimeout: 300 * time.Millisecond,
+	})
+	stuck := dial(t, s)
+	// Five replies pass the high-water mark: the server stops reading, the
+	// output cannot drain, and only the idle timeout can end it.
+	stuck.Write(bytes.Repeat([]byte("65536\n"), 5))
+	waitFor(t, "the stalled connection to close", func() bool {
+		errs := h.closeErrs()
+		return len(errs) == 1 && errors.Is(errs[0], ErrIdleTimeout)
+	})
+	if max := h.maxPending.Load(); max > 5*65536 {
+		t.Fatalf("pending output reached %d", max)
+	}
+}
