@@ -319,3 +319,44 @@ func TestSourceAddressesAreUsed(t *testing.T) {
 		t.Errorf("connections came from %v, want two each from 127.0.0.2 and 127.0.0.3", got)
 	}
 }
+
+// When the reader gives up (here on a reply that is not RESP), the open-loop sender must
+// stop too instead of running out the -d schedule.
+func TestOpenLoopStopsWhenReaderFails(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				if _, err := c.Read(buf); err != nil {
+					return
+				}
+				c.Write([]byte("?not resp\r\n"))
+				for { // keep reading so the client's writes never block
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	cfg := testConfig(l.Addr().String())
+	cfg.Conns, cfg.Rate, cfg.Duration = 1, 20000, 30*time.Second
+	start := time.Now()
+	rep := mustRun(t, cfg)
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("run took %v after the reader failed", elapsed)
+	}
+	if rep.Errors != 1 {
+		t.Errorf("errors %v, want the one protocol error", rep.ErrorsByKind)
+	}
+}

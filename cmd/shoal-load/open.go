@@ -22,7 +22,11 @@ const openMaxBatch = 1024
 // and returns the first error of either.
 func (w *worker) runOpen() error {
 	readErr := make(chan error, 1)
-	go func() { readErr <- w.readOpen() }()
+	go func() {
+		err := w.readOpen()
+		w.readerDone.Store(true) // a sender waiting for ring room must not wait forever
+		readErr <- err
+	}()
 	w.sendErr = w.sendOpen()
 	w.finishSending()
 	if err := <-readErr; err != nil {
@@ -37,7 +41,7 @@ func (w *worker) sendOpen() error {
 	st, s := w.st, &w.open
 	var k, b int64
 	var heldSince int64 // requests due at or before this were held back by the client
-	for !st.stop.Load() {
+	for !st.stop.Load() && !w.readerDone.Load() {
 		next := s.due(k)
 		if s.limit > 0 && k >= s.limit || st.deadline > 0 && next >= st.deadline {
 			return nil
@@ -50,7 +54,7 @@ func (w *worker) sendOpen() error {
 		if b-w.readBatches.Load() >= int64(len(w.batches)) {
 			// Too many batches unanswered: the server is behind, and everything that
 			// falls due while we wait counts from its due time.
-			for b-w.readBatches.Load() >= int64(len(w.batches)) && !st.stop.Load() {
+			for b-w.readBatches.Load() >= int64(len(w.batches)) && !st.stop.Load() && !w.readerDone.Load() {
 				time.Sleep(100 * time.Microsecond)
 			}
 			now = st.now()

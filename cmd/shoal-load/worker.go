@@ -48,7 +48,8 @@ type worker struct {
 	batches     []sendBatch  // ring: written by the sender, then published by sentCount
 	readBatches atomic.Int64 // batches fully answered (reader); the sender must not lap it
 	senderDone  atomic.Bool
-	finishMu    sync.Mutex // orders the reader's last-read check with the sender's finish
+	readerDone  atomic.Bool // set when the reader returns, so the sender stops too
+	finishMu    sync.Mutex  // orders the reader's last-read check with the sender's finish
 	sendErr     error
 }
 
@@ -98,7 +99,7 @@ func newWorker(st *runState, conn net.Conn, id int) *worker {
 func readBufferSize(cfg *config) int {
 	want := cfg.Pipeline * (cfg.ValueSize + 32) * 2
 	if cfg.Rate > 0 {
-		want = 64 << 10
+		want = 16 << 10 // replies of a catch-up burst; grows if a burst is bigger
 	}
 	return min(max(want, 4<<10), 256<<10)
 }

@@ -28,6 +28,7 @@ type options struct {
 	valueSize    int
 	out          string
 	profile      bool
+	profileOnly  bool
 	clientCheck  bool
 }
 
@@ -61,6 +62,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.IntVar(&o.valueSize, "value-size", 3, "value size in bytes (redis-benchmark's default)")
 	fs.StringVar(&o.out, "out", "benchmark/results", "output directory")
 	fs.BoolVar(&o.profile, "profile", false, "after the rounds, profile shoal on GET c=50 P=16 (--cpuprofile if the binary has it, else perf record)")
+	fs.BoolVar(&o.profileOnly, "profile-only", false, "only profile shoal (as -profile), without the comparison rounds")
 	fs.BoolVar(&o.clientCheck, "client-check", false, "instead of comparing servers, compare shoal-load with redis-benchmark as clients of redis-server (-c 50 -P 16)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

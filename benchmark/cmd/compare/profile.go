@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -62,6 +63,13 @@ func profileShoal(ctx context.Context, o *options, bins *binaries, spec serverSp
 			if perf != nil && perfErr == nil {
 				perf.Process.Signal(syscall.SIGINT)
 				perfErr = perf.Wait()
+				// perf writes its data on SIGINT, then re-raises the signal to exit by it.
+				var exit *exec.ExitError
+				if errors.As(perfErr, &exit) {
+					if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
+						perfErr = nil
+					}
+				}
 			}
 		},
 	}

@@ -62,6 +62,14 @@ func compare(ctx context.Context, o *options) error {
 		return clientCheck(ctx, o, bins, out)
 	}
 	all := specs(bins)
+	if o.profileOnly {
+		if bins.shoalMissing != "" {
+			return fmt.Errorf("cannot profile shoal: %s", bins.shoalMissing)
+		}
+		note, err := profileShoal(ctx, o, bins, all["shoal"], out, clockTicks())
+		logf("profile: %s", note)
+		return err
+	}
 	var names []string
 	var notes []string
 	for _, s := range o.servers {
