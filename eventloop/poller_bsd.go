@@ -57,13 +57,6 @@ func (p *poller) add(fd int, read, write bool) error { return p.set(fd, read, wr
 // modify replaces fd's interest.
 func (p *poller) modify(fd int, read, write bool) error { return p.set(fd, read, write) }
 
-// remove unregisters fd.
-func (p *poller) remove(fd int) error {
-	unix.SetKevent(&p.changes[0], fd, unix.EVFILT_READ, unix.EV_DELETE)
-	unix.SetKevent(&p.changes[1], fd, unix.EVFILT_WRITE, unix.EV_DELETE)
-	_, err := unix.Kevent(p.kq, p.changes[:], nil, nil)
-	return err
-}
 
 // wait blocks until events arrive or timeoutMs passes (-1: forever).
 func (p *poller) wait(timeoutMs int) (int, error) {

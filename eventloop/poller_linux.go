@@ -62,11 +62,6 @@ func (p *poller) modify(fd int, read, write bool) error {
 	return unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
 }
 
-// remove unregisters fd; closing fd would do it too, but only once every
-// duplicate of the descriptor is closed.
-func (p *poller) remove(fd int) error {
-	return unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-}
 
 // wait blocks until events arrive or timeoutMs passes (-1: forever) and
 // returns how many events event(i) can report.

@@ -1,0 +1,86 @@
+package eventloop_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/shoalkv/shoal/eventloop"
+)
+
+// upper answers every complete line with the line in upper case; a partial
+// line is left unconsumed and comes back with the rest.
+type upper struct{}
+
+func (upper) OnTraffic(c *eventloop.Conn, in []byte) int {
+	consumed := 0
+	for {
+		i := bytes.IndexByte(in[consumed:], '\n')
+		if i < 0 {
+			return consumed
+		}
+		out := c.OutputBuffer() // append replies in place: no copy
+		out = append(out, bytes.ToUpper(in[consumed:consumed+i+1])...)
+		c.SetOutputBuffer(out)
+		consumed += i + 1
+	}
+}
+
+func ExampleServer() {
+	srv, err := eventloop.NewServer(upper{}, eventloop.Options{Addr: "127.0.0.1:0", Loops: 2})
+	if err != nil {
+		panic(err)
+	}
+	if err := srv.Start(); err != nil {
+		panic(err)
+	}
+	c, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprint(c, "hello\nwor")
+	fmt.Fprint(c, "ld\n")
+	r := bufio.NewReader(c)
+	for i := 0; i < 2; i++ {
+		line, _ := r.ReadString('\n')
+		fmt.Print(line)
+	}
+	c.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fmt.Println(srv.Shutdown(ctx))
+	// Output:
+	// HELLO
+	// WORLD
+	// <nil>
+}
+
+// later replies from another goroutine, as a handler does when the answer
+// needs work it must not do on the loop.
+type later struct{}
+
+func (later) OnTraffic(c *eventloop.Conn, in []byte) int {
+	req := string(in)
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		c.AsyncWrite([]byte("done: " + req))
+	}()
+	return len(in)
+}
+
+func ExampleConn_AsyncWrite() {
+	srv, _ := eventloop.NewServer(later{}, eventloop.Options{Addr: "127.0.0.1:0"})
+	srv.Start()
+	defer srv.Shutdown(context.Background())
+
+	c, _ := net.Dial("tcp", srv.Addr().String())
+	defer c.Close()
+	fmt.Fprint(c, "job\n")
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	fmt.Print(line)
+	// Output: done: job
+}
