@@ -57,7 +57,6 @@ func (p *poller) add(fd int, read, write bool) error { return p.set(fd, read, wr
 // modify replaces fd's interest.
 func (p *poller) modify(fd int, read, write bool) error { return p.set(fd, read, write) }
 
-
 // wait blocks until events arrive or timeoutMs passes (-1: forever).
 func (p *poller) wait(timeoutMs int) (int, error) {
 	var ts *unix.Timespec

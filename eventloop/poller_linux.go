@@ -62,7 +62,6 @@ func (p *poller) modify(fd int, read, write bool) error {
 	return unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
 }
 
-
 // wait blocks until events arrive or timeoutMs passes (-1: forever) and
 // returns how many events event(i) can report.
 func (p *poller) wait(timeoutMs int) (int, error) {
