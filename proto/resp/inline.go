@@ -34,34 +34,43 @@ func (p *Parser) parseInline(b []byte, lim *Limits) ([][]byte, int, error) {
 	return args, nl + 1, nil
 }
 
-// isSpace is C's isspace in the "C" locale, which sdssplitargs uses to skip
-// blanks between arguments and to check what follows a closing quote.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+// Byte classes for sdssplitargs, looked up once per byte.
+const (
+	classSpace   = 1 << iota // C's isspace in the "C" locale: skipped between arguments, allowed after a closing quote
+	classBareEnd             // ends an unquoted token: only ' ', \t, \n, \r, so \v and \f can sit inside one
+	classQuote               // starts a quoted part
+)
+
+var byteClass = [256]uint8{
+	' ':  classSpace | classBareEnd,
+	'\t': classSpace | classBareEnd,
+	'\n': classSpace | classBareEnd,
+	'\r': classSpace | classBareEnd,
+	'\v': classSpace,
+	'\f': classSpace,
+	'"':  classQuote,
+	'\'': classQuote,
 }
 
-// endsBare reports whether c ends an unquoted token. sdssplitargs stops a
-// token only at these four, so "\v" and "\f" can sit inside one.
-func endsBare(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
-}
+func isSpace(c byte) bool  { return byteClass[c]&classSpace != 0 }
+func endsBare(c byte) bool { return byteClass[c]&classBareEnd != 0 }
 
 // splitArgs splits line as sdssplitargs does. Arguments without quotes, and
 // quoted ones without escapes, are sub-slices of line; the rest are unescaped
 // into p.scratch. ok is false for "unbalanced quotes".
 func (p *Parser) splitArgs(line []byte) (args [][]byte, ok bool) {
 	args = p.args[:0]
-	defer func() { p.args = args }()
 	i := 0
 	for {
-		for i < len(line) && isSpace(line[i]) {
+		for i < len(line) && byteClass[line[i]]&classSpace != 0 {
 			i++
 		}
 		if i == len(line) {
+			p.args = args
 			return args, true
 		}
 		start := i
-		for i < len(line) && !endsBare(line[i]) && line[i] != '"' && line[i] != '\'' {
+		for i < len(line) && byteClass[line[i]]&(classBareEnd|classQuote) == 0 {
 			i++
 		}
 		if i == len(line) || endsBare(line[i]) {
@@ -78,7 +87,8 @@ func (p *Parser) splitArgs(line []byte) (args [][]byte, ok bool) {
 		var arg []byte
 		arg, i, ok = p.unquote(line, start)
 		if !ok {
-			return args, false
+			p.args = args
+			return nil, false
 		}
 		args = append(args, arg)
 	}
