@@ -27,7 +27,7 @@ type config struct {
 type configParam struct {
 	name string
 	get  func(c *config) string
-	set  func(c *config, v string) error
+	set  func(c *config, v string, apply bool) error // validates; changes only if apply
 }
 
 func (c *config) init(h *Handler, o Options) {
@@ -73,36 +73,48 @@ func (c *config) find(name string) *configParam {
 	return nil
 }
 
-func setMaxMemory(c *config, v string) error {
+func setMaxMemory(c *config, v string, apply bool) error {
 	n, err := ParseMemory(v)
 	if err != nil {
 		return fmt.Errorf("argument must be a memory value")
+	}
+	if !apply {
+		return nil
 	}
 	c.maxMemory = n
 	c.h.store.SetMaxMemory(n)
 	return nil
 }
 
-func setPolicy(c *config, v string) error {
+func setPolicy(c *config, v string, apply bool) error {
 	p, err := store.ParsePolicy(v)
 	if err != nil {
 		return fmt.Errorf("argument(s) must be one of the following: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl")
+	}
+	if !apply {
+		return nil
 	}
 	c.policy = p
 	c.h.store.SetPolicy(p)
 	return nil
 }
 
-func setRequirePass(c *config, v string) error {
+func setRequirePass(c *config, v string, apply bool) error {
+	if !apply {
+		return nil
+	}
 	c.password = v
 	c.h.authRequired.Store(v != "")
 	return nil
 }
 
-func setLogLevel(c *config, v string) error {
+func setLogLevel(c *config, v string, apply bool) error {
 	lvl, ok := parseLogLevel(v)
 	if !ok {
 		return fmt.Errorf("argument(s) must be one of the following: debug, verbose, notice, warning, nothing")
+	}
+	if !apply {
+		return nil
 	}
 	c.logLevel = strings.ToLower(v)
 	if c.h.opts.LogLevel != nil {
@@ -111,8 +123,8 @@ func setLogLevel(c *config, v string) error {
 	return nil
 }
 
-func onlyValue(name, want string) func(*config, string) error {
-	return func(_ *config, v string) error {
+func onlyValue(name, want string) func(*config, string, bool) error {
+	return func(_ *config, v string, _ bool) error {
 		if !strings.EqualFold(v, want) {
 			return fmt.Errorf("shoal keeps no data on disk; %s only accepts %q", name, want)
 		}
@@ -241,11 +253,16 @@ func cmdConfigSet(h *Handler, cl *client, args [][]byte) {
 		seen[p.name] = true
 		changes = append(changes, change{p, string(args[i+1])})
 	}
+	// Validate everything first so a bad value changes nothing, as in
+	// Redis 7's atomic multi-parameter CONFIG SET.
 	for _, ch := range changes {
-		if err := ch.p.set(c, ch.v); err != nil {
+		if err := ch.p.set(c, ch.v, false); err != nil {
 			cl.writeError(sanitizeError("ERR CONFIG SET failed (possibly related to argument '" + ch.p.name + "') - " + err.Error()))
 			return
 		}
+	}
+	for _, ch := range changes {
+		_ = ch.p.set(c, ch.v, true)
 	}
 	cl.writeOK()
 }

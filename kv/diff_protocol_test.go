@@ -25,6 +25,8 @@ func TestProtocolErrorsMatchRedis(t *testing.T) {
 		"quit discards rest":    "*1\r\n$4\r\nQUIT\r\n*1\r\n$4\r\nPING\r\n",
 		"quit inline":           "PING\r\nQUIT\r\nPING\r\n",
 		"closing quote":         "ECHO \"a\"b\r\n",
+		"http post":             "POST / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+		"http host header":      "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
 	}
 	for name, input := range cases {
 		t.Run(name, func(t *testing.T) {

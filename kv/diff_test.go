@@ -207,15 +207,22 @@ func TestDifferentialAgainstRedis(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		for name, steps := range diffCases {
 			t.Run("resp"+strconv.Itoa(proto)+"/"+name, func(t *testing.T) {
-				runDiff(t, redisAddr, shoal.addr, proto, steps)
+				runDiff(t, redisAddr, shoal.addr, proto, steps, false)
 			})
 		}
+	}
+	// Again with every case sent as one pipeline, so many commands meet in
+	// one read and one reply batch.
+	for name, steps := range diffCases {
+		t.Run("pipelined/"+name, func(t *testing.T) {
+			runDiff(t, redisAddr, shoal.addr, 2, steps, true)
+		})
 	}
 }
 
 // runDiff runs steps on fresh connections to both servers and compares
 // every reply.
-func runDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []step) {
+func runDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []step, pipelined bool) {
 	t.Helper()
 	ref, got := dialRaw(t, redisAddr), dialRaw(t, shoalAddr)
 	for _, conn := range []*rawConn{ref, got} {
@@ -226,12 +233,34 @@ func runDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []step)
 			conn.do("HELLO", "3")
 		}
 	}
+	if pipelined {
+		var all []byte
+		for _, st := range steps {
+			all = append(all, encodeCommand(st.args)...)
+		}
+		ref.send(all)
+		got.send(all)
+	}
 	for i, st := range steps {
-		want, have := ref.do(st.args...), got.do(st.args...)
+		var want, have string
+		if pipelined {
+			want, have = mustRead(t, ref), mustRead(t, got)
+		} else {
+			want, have = ref.do(st.args...), got.do(st.args...)
+		}
 		if !equalReplies(st.mode, want, have) {
 			t.Errorf("step %d %q:\nredis: %q\nshoal: %q", i, st.args, want, have)
 		}
 	}
+}
+
+func mustRead(t *testing.T, r *rawConn) string {
+	t.Helper()
+	reply, err := r.read()
+	if err != nil {
+		t.Fatalf("reading a pipelined reply: %v", err)
+	}
+	return reply
 }
 
 var (

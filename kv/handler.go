@@ -215,6 +215,15 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	cl.batchCmds++
 	cmd := lookupName(commands, args[0])
 	if cmd == nil {
+		if equalFold(args[0], "POST") || equalFold(args[0], "HOST:") {
+			// An HTTP request sent to the Redis port (a cross-protocol
+			// attack from a browser): Redis closes at once, dropping the
+			// replies not yet written, so do the same.
+			h.opts.Logger.Warn("possible security attack: HTTP request on the Redis port; closing", "id", cl.id, "addr", cl.addr)
+			cl.out = cl.out[:0]
+			cl.closeAfterReply = true
+			return
+		}
 		cl.writeError(unknownCommandError(args))
 		return
 	}

@@ -254,6 +254,12 @@ func TestConfigGetGlobAndSet(t *testing.T) {
 	if r := conn.do("CONFIG", "GET", "maxmemory*"); !strings.Contains(r, "10485760") || !strings.Contains(r, "allkeys-lru") {
 		t.Errorf("after SET: %q", r)
 	}
+	if r := conn.do("CONFIG", "SET", "maxmemory", "1mb", "maxmemory-policy", "bogus"); !strings.HasPrefix(r, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy')") {
+		t.Errorf("bad policy: %q", r)
+	}
+	if r := conn.do("CONFIG", "GET", "maxmemory"); !strings.Contains(r, "10485760") {
+		t.Errorf("a failed CONFIG SET changed maxmemory: %q", r)
+	}
 	if r := conn.do("CONFIG", "SET", "port", "1"); r != "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n" {
 		t.Errorf("immutable: %q", r)
 	}
