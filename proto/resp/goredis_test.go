@@ -3,6 +3,7 @@ package resp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"net"
@@ -203,6 +204,22 @@ func TestGoRedisReadsWriterOutput(t *testing.T) {
 		for i := range sent {
 			if echoed[i] != sent[i] {
 				t.Errorf("RESP%d ECHOARGS arg %d: got %.20q, want %.20q", protocol, i, echoed[i], sent[i])
+			}
+		}
+		// A pipeline: many commands in one write, many replies in one read.
+		cmds, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+			for i := 0; i < 100; i++ {
+				pipe.Do(ctx, "ECHOARGS", fmt.Sprint(i), "x")
+			}
+			return nil
+		})
+		if err != nil || len(cmds) != 100 {
+			t.Fatalf("RESP%d pipeline: %d replies, %v", protocol, len(cmds), err)
+		}
+		for i, c := range cmds {
+			got, err := c.(*redis.Cmd).StringSlice()
+			if err != nil || len(got) != 2 || got[0] != fmt.Sprint(i) {
+				t.Errorf("RESP%d pipeline reply %d: %q, %v", protocol, i, got, err)
 			}
 		}
 		rdb.Close()

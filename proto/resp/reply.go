@@ -73,7 +73,7 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 		return Reply{}, 0, ErrIncomplete
 	}
 	r.Kind = buf[0]
-	if bytes.IndexByte([]byte(replyKinds), r.Kind) < 0 {
+	if !isReplyKind[r.Kind] {
 		// Say so now rather than wait for a line that may never come.
 		return Reply{}, 0, invalid("unknown type byte %q", r.Kind)
 	}
@@ -115,8 +115,9 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 	return r, n, nil
 }
 
-// replyKinds lists every type byte ReadReply knows.
-const replyKinds = "+-:$*_,#(=!%~>|"
+// isReplyKind marks every type byte ReadReply knows.
+var isReplyKind = [256]bool{'+': true, '-': true, ':': true, '$': true, '*': true, '_': true, ',': true,
+	'#': true, '(': true, '=': true, '!': true, '%': true, '~': true, '>': true, '|': true}
 
 // replyLine returns the text after buf's type byte up to CRLF and the index
 // just past the CRLF.
