@@ -1,0 +1,107 @@
+package eventloop
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestReusePortListenersPerLoop(t *testing.T) {
+	s := startServer(t, &lineEcho{}, Options{ReusePort: true, Loops: 2})
+	const n = 200
+	cs := make([]net.Conn, n)
+	for i := range cs {
+		cs[i] = dial(t, s)
+	}
+	waitFor(t, "all registered", func() bool { return s.NumConns() == n })
+	for i, st := range s.LoopStats() {
+		if st.Conns == 0 {
+			t.Fatalf("loop %d accepted nothing: %+v", i, s.LoopStats())
+		}
+	}
+	for i, c := range cs {
+		msg := []byte(strconv.Itoa(i) + "\n")
+		c.Write(msg)
+		if got := readN(t, c, len(msg)); !bytes.Equal(got, msg) {
+			t.Fatalf("conn %d got %q", i, got)
+		}
+	}
+}
+
+// TestAcceptBacksOffWhenOutOfDescriptors runs the process out of
+// descriptors while connections wait to be accepted: the acceptor must
+// pause instead of spinning on EMFILE, and serve them once descriptors
+// free up.
+func TestAcceptBacksOffWhenOutOfDescriptors(t *testing.T) {
+	s := startServer(t, &lineEcho{}, Options{Loops: 1})
+	port := s.Addr().(*net.TCPAddr).Port
+	// Client sockets first, unconnected: connecting needs no new descriptor.
+	var clients []int
+	defer func() {
+		for _, fd := range clients {
+			unix.Close(fd)
+		}
+	}()
+	for i := 0; i < 4; i++ {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 20})
+		clients = append(clients, fd)
+	}
+	var fillers []*os.File
+	release := func() {
+		for _, f := range fillers {
+			f.Close()
+		}
+		fillers = nil
+	}
+	defer release()
+	for {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			break
+		}
+		fillers = append(fillers, f)
+	}
+	for _, fd := range clients {
+		if err := unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			release()
+			t.Fatal(err)
+		}
+	}
+	cpu0, wall0 := cpuTime(), time.Now()
+	time.Sleep(500 * time.Millisecond)
+	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
+	accepted := s.NumConns()
+	release()
+	if accepted != 0 {
+		t.Fatalf("NumConns %d while no descriptor was free", accepted)
+	}
+	if cpu > wall/2 {
+		t.Fatalf("process used %v of CPU in %v while accept failed: spinning", cpu, wall)
+	}
+	for i, fd := range clients {
+		msg := []byte("after " + strconv.Itoa(i) + "\n")
+		if _, err := unix.Write(fd, msg); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(msg))
+		for n := 0; n < len(got); {
+			k, err := unix.Read(fd, got[n:])
+			if err != nil || k == 0 {
+				t.Fatalf("client %d: read: %v", i, err)
+			}
+			n += k
+		}
+		if !bytes.Equal(got, msg) {
+			t.Fatalf("client %d got %q", i, got)
+		}
+	}
+}
