@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -30,6 +31,17 @@ func mainErr(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 2, err
 	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return 2, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return 2, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	rep, err := run(ctx, cfg, stderr)
@@ -45,6 +57,9 @@ func mainErr(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	return 0, err
 }
+
+// cpuProfile is the -cpuprofile file; empty for none.
+var cpuProfile string
 
 func parseFlags(args []string, stderr io.Writer) (*config, bool, error) {
 	fs := flag.NewFlagSet("shoal-load", flag.ContinueOnError)
@@ -70,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, bool, error) {
 	fs.DurationVar(&cfg.Progress, "progress", time.Second, "progress line period; 0 prints only the measuring/done markers")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed for keys and the command mix")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a pprof CPU profile of shoal-load itself to `file`")
 	if err := fs.Parse(args); err != nil {
 		return nil, false, err
 	}
