@@ -94,7 +94,7 @@ func (c *Conn) reserve(n int) error {
 		return c.closeErr
 	}
 	if c.out == nil {
-		c.out = outboundPool.Get()
+		c.out = c.loop.outBufs.get()
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (c *Conn) OutputBuffer() []byte {
 		return nil
 	}
 	if c.out == nil {
-		c.out = outboundPool.Get()
+		c.out = c.loop.outBufs.get()
 	}
 	return c.out.B[c.outPos:]
 }
@@ -124,7 +124,7 @@ func (c *Conn) SetOutputBuffer(b []byte) {
 		return
 	}
 	if c.out == nil {
-		c.out = outboundPool.Get()
+		c.out = c.loop.outBufs.get()
 	}
 	c.out.B = b
 	c.outPos = 0

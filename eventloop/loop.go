@@ -64,6 +64,8 @@ type loop struct {
 	numConns    int
 	running     []task // tasks being run, swapped with tasks
 	dirty       []*Conn
+	inBufs      bufCache
+	outBufs     bufCache
 	wheel       *idleWheel // nil without IdleTimeout
 	now         time.Duration
 	draining    bool
@@ -77,7 +79,8 @@ func newLoop(s *Server, idx int) (*loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventloop: poller: %w", err)
 	}
-	l := &loop{srv: s, idx: idx, poller: p, listenFd: -1, buf: make([]byte, s.opts.ReadBufferSize)}
+	l := &loop{srv: s, idx: idx, poller: p, listenFd: -1, buf: make([]byte, s.opts.ReadBufferSize),
+		inBufs: bufCache{pool: &inboundPool}, outBufs: bufCache{pool: &outboundPool}}
 	if s.opts.IdleTimeout > 0 {
 		l.wheel = newIdleWheel(s.opts.IdleTimeout)
 	}
@@ -259,14 +262,14 @@ func (l *loop) deliver(c *Conn, data []byte) {
 	switch {
 	case len(rest) == 0:
 		if c.in != nil {
-			inboundPool.Put(c.in)
+			l.inBufs.put(c.in)
 			c.in = nil
 		}
 	case c.in != nil:
 		c.in.B = c.in.B[:copy(c.in.B, rest)]
 	default:
-		c.in = inboundPool.Get()
-		c.in.B = append(c.in.B[:0], rest...)
+		c.in = l.inBufs.get()
+		c.in.B = append(c.in.B, rest...)
 	}
 	if limit := l.srv.opts.MaxInboundBuffer; len(rest) > limit {
 		l.abort(c, fmt.Errorf("%w: %d bytes unconsumed, limit %d", ErrInboundLimit, len(rest), limit))
@@ -310,8 +313,7 @@ func (l *loop) loopFlush(c *Conn) {
 		}
 	}
 	if c.pending() == 0 {
-		c.out.B = c.out.B[:0]
-		outboundPool.Put(c.out)
+		l.outBufs.put(c.out)
 		c.out, c.outPos = nil, 0
 		return
 	}
@@ -390,12 +392,11 @@ func (l *loop) closeConn(c *Conn, err error) {
 	l.conns[c.fd] = nil
 	unix.Close(c.fd) // also drops it from the poller
 	if c.in != nil {
-		inboundPool.Put(c.in)
+		l.inBufs.put(c.in)
 		c.in = nil
 	}
 	if c.out != nil {
-		c.out.B = c.out.B[:0]
-		outboundPool.Put(c.out)
+		l.outBufs.put(c.out)
 		c.out, c.outPos = nil, 0
 	}
 	l.numConns--
@@ -462,8 +463,7 @@ func (l *loop) runTasks() {
 					l.markDirty(t.c)
 				}
 			}
-			t.data.B = t.data.B[:0]
-			outboundPool.Put(t.data)
+			l.outBufs.put(t.data)
 		case taskExecute:
 			if !t.c.isClosed() {
 				t.fn(t.c)
