@@ -120,8 +120,8 @@ func TestReportTablesAndCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| GET c=50 P=1 | 200.0 (2.00×) | 100.0 |", // throughput
-		"| GET c=50 P=16 | 2,000 (1.00×) | 2,000 |",
+		"| GET c=50 P=1 | 200.0 (2.00×) ±50% | 100.0 ±50% |", // throughput: median, ratio, half range
+		"| GET c=50 P=16 | 2,000 (1.00×) ±50% | 2,000 ±50% |",
 		"| GET c=50 P=1 | 2.00 (0.50×) | 4.00 |", // CPU per request
 		"| shoal | 1,000 | 0 | 0 | 300 | 0 | 0 | 0 | 3.00× |",
 		"![throughput_get_c50.png](throughput_get_c50.png)",

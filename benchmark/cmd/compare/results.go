@@ -28,6 +28,7 @@ type results struct {
 // summary is the median of one server's runs of one workload.
 type summary struct {
 	Throughput, CPUPerReq, ClientCPUPerReq, RSSMiB float64
+	Spread                                         float64 // (max-min)/median of throughput over rounds
 	Errors                                         int64
 	Latency                                        latency
 	Runs                                           int
@@ -64,6 +65,9 @@ func (r *results) summarize(server, kind string, w *workload) summary {
 		s.Runs++
 	}
 	s.Throughput, s.CPUPerReq, s.ClientCPUPerReq, s.RSSMiB = median(thr), median(cpu), median(ccpu), median(rss)
+	if len(thr) > 1 && s.Throughput > 0 {
+		s.Spread = (slices.Max(thr) - slices.Min(thr)) / s.Throughput
+	}
 	s.Latency = latency{Mean: median(mean), P50: median(p50), P90: median(p90), P99: median(p99), P999: median(p999), P9999: median(p9999), Max: median(mx)}
 	return s
 }
@@ -111,7 +115,7 @@ func (r *results) markdown(charts []string) string {
 	base := "redis"
 	hasBase := slices.Contains(r.Servers, base)
 
-	section := func(title, unit string, value func(summary) float64, lowerBetter bool) {
+	section := func(title, unit string, value func(summary) float64, lowerBetter, spread bool) {
 		p("\n## %s\n\n", title)
 		if hasBase {
 			if lowerBetter {
@@ -144,6 +148,9 @@ func (r *results) markdown(charts []string) string {
 				if hasBase && s != base {
 					cell += " (" + ratio(v, bv) + ")"
 				}
+				if spread && sm.Runs > 1 {
+					cell += fmt.Sprintf(" ±%.0f%%", 50*sm.Spread)
+				}
 				if sm.Errors > 0 {
 					cell += fmt.Sprintf(" ⚠%d errors", sm.Errors)
 				}
@@ -152,9 +159,9 @@ func (r *results) markdown(charts []string) string {
 			p("\n")
 		}
 	}
-	section("Throughput (closed loop)", "Requests per second, higher is better", func(s summary) float64 { return s.Throughput }, false)
-	section("Server CPU per request", "Server CPU time (utime+stime of all its threads, /proc/PID/stat) over the measured interval, divided by the requests answered: µs per request, lower is better", func(s summary) float64 { return s.CPUPerReq }, true)
-	section("Server memory", "VmRSS (/proc/PID/status) in MiB at the end of the measured interval, connections still open; it includes the round's earlier workloads (the server is not restarted between workloads)", func(s summary) float64 { return s.RSSMiB }, true)
+	section("Throughput (closed loop)", "Requests per second, higher is better; with several rounds ±x% is half the range between the lowest and highest round, relative to the median", func(s summary) float64 { return s.Throughput }, false, true)
+	section("Server CPU per request", "Server CPU time (utime+stime of all its threads, /proc/PID/stat) over the measured interval, divided by the requests answered: µs per request, lower is better", func(s summary) float64 { return s.CPUPerReq }, true, false)
+	section("Server memory", "VmRSS (/proc/PID/status) in MiB at the end of the measured interval, connections still open; it includes the round's earlier workloads (the server is not restarted between workloads)", func(s summary) float64 { return s.RSSMiB }, true, false)
 
 	p("\n## Latency (open loop)\n\n")
 	p("GET at a fixed %s requests/s over %d connections, the same schedule for every server; latencies in µs from each request's scheduled send time (see benchmark/README.md), medians over rounds.\n\n", group(r.Rate), r.LatencyConns)
