@@ -8,7 +8,7 @@
 // power-of-two number of shards, each behind its own RWMutex, and its low 32 bits drive
 // the shard's open-addressing index. The index holds uint32 slots pointing into a dense
 // slice of 28-byte pointer-free entries (hash, arena ref, lengths, expiry, type and LRU
-// clock); keys and values live together in per-shard 64 KiB byte pages carved into size
+// clock); keys and values live together in per-shard 16 KiB byte pages carved into size
 // classes with free lists. The garbage collector therefore sees a handful of pointers per
 // shard instead of two or three per key, and its cost stays flat as the keyspace grows.
 //

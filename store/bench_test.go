@@ -1,0 +1,294 @@
+package store
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Hot-path benchmarks. ns/op from RunParallel is wall time per operation with all
+// GOMAXPROCS goroutines running; multiply by GOMAXPROCS for CPU time per op per core.
+// Run: go test -run '^$' -bench 'Get|Set|Incr|Mixed' -benchmem ./store/
+
+const benchKeys = 1 << 17
+
+var (
+	benchOnce  sync.Once
+	benchStore *Store
+	benchKeyS  [][]byte
+)
+
+func loadedStore(b *testing.B) (*Store, [][]byte) {
+	benchOnce.Do(func() {
+		benchStore = New(Options{ActiveExpireInterval: -1})
+		benchKeyS = make([][]byte, benchKeys)
+		for i := range benchKeyS {
+			benchKeyS[i] = []byte("key:" + strconv.Itoa(i))
+			benchStore.Set(benchKeyS[i], []byte("value:0123456789"), SetOptions{}, nil)
+		}
+	})
+	return benchStore, benchKeyS
+}
+
+func BenchmarkGetHit(b *testing.B) {
+	s, keys := loadedStore(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 0, 64)
+		i := rand.IntN(benchKeys)
+		for pb.Next() {
+			var ok bool
+			buf, ok, _ = s.Get(buf[:0], keys[i&(benchKeys-1)])
+			if !ok {
+				b.Error("miss")
+				return
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkGetMiss(b *testing.B) {
+	s, _ := loadedStore(b)
+	miss := make([][]byte, 1024)
+	for i := range miss {
+		miss[i] = []byte("absent:" + strconv.Itoa(i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 0, 64)
+		i := rand.IntN(1024)
+		for pb.Next() {
+			buf, _, _ = s.Get(buf[:0], miss[i&1023])
+			i++
+		}
+	})
+}
+
+func BenchmarkSetOverwrite(b *testing.B) {
+	s, keys := loadedStore(b)
+	val := []byte("value:9876543210") // same size: stays in its block
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := rand.IntN(benchKeys)
+		for pb.Next() {
+			if _, _, _, err := s.Set(keys[i&(benchKeys-1)], val, SetOptions{}, nil); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkIncrBy(b *testing.B) {
+	s := New(Options{ActiveExpireInterval: -1})
+	defer s.Close()
+	ctr := make([][]byte, 4096)
+	for i := range ctr {
+		ctr[i] = []byte("ctr:" + strconv.Itoa(i))
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := rand.IntN(4096)
+		for pb.Next() {
+			if _, err := s.IncrBy(ctr[i&4095], 1); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkMixed90Get10Set(b *testing.B) {
+	s, keys := loadedStore(b)
+	val := []byte("value:5555555555")
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 0, 64)
+		i := rand.IntN(benchKeys)
+		for pb.Next() {
+			k := keys[(i*7919)&(benchKeys-1)]
+			if i%10 == 0 {
+				s.Set(k, val, SetOptions{}, nil)
+			} else {
+				buf, _, _ = s.Get(buf[:0], k)
+			}
+			i++
+		}
+	})
+}
+
+// naiveEntry is the layout the GC benchmarks compare against: one heap object per key
+// holding a pointer to its value, in a map keyed by string.
+type naiveEntry struct {
+	val []byte
+	//lint:ignore U1000 unused, but the naive layout carries it per key like ours does
+	expireAt int64
+	//lint:ignore U1000 as above
+	lru uint32
+}
+
+func benchKey(i int) []byte   { return strconv.AppendInt([]byte("key:"), int64(i), 10) }
+func benchValue(i int) []byte { return strconv.AppendInt([]byte("v:"), int64(i), 10) }
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkMemoryOverhead reports the heap bytes per key beyond the key and value bytes
+// themselves, with 1M small keys ("key:N" -> "v:N").
+// Run: go test -run '^$' -bench MemoryOverhead -benchtime 1x ./store/
+func BenchmarkMemoryOverhead(b *testing.B) {
+	const n = 1_000_000
+	for _, layout := range []string{"shoal", "naivemap"} {
+		b.Run(layout, func(b *testing.B) {
+			for range b.N {
+				before := heapInUse()
+				var payload int64
+				var s *Store
+				var m map[string]*naiveEntry
+				if layout == "shoal" {
+					s = New(Options{ActiveExpireInterval: -1})
+				} else {
+					m = make(map[string]*naiveEntry)
+				}
+				for i := 0; i < n; i++ {
+					k, v := benchKey(i), benchValue(i)
+					payload += int64(len(k) + len(v))
+					if s != nil {
+						s.Set(k, v, SetOptions{}, nil)
+					} else {
+						m[string(k)] = &naiveEntry{val: v}
+					}
+				}
+				after := heapInUse()
+				b.ReportMetric(float64(int64(after-before)-payload)/n, "overhead-B/key")
+				if s != nil {
+					b.ReportMetric(float64(s.Stats().UsedMemory-payload)/n, "accounted-overhead-B/key")
+					s.Close()
+				}
+				runtime.KeepAlive(m)
+				runtime.KeepAlive(s)
+			}
+		})
+	}
+}
+
+// BenchmarkGCWithResidentKeys measures what the resident keyspace costs the garbage
+// collector: the wall time and GC CPU time of one forced full collection, and the
+// stop-the-world pause, with 1M and 10M keys in the store versus map[string]*entry.
+// The 10M cases are skipped under -short.
+// Run: go test -run '^$' -bench GCWithResidentKeys -benchtime 3x -timeout 30m ./store/
+func BenchmarkGCWithResidentKeys(b *testing.B) {
+	for _, n := range []int{1_000_000, 10_000_000} {
+		for _, layout := range []string{"shoal", "naivemap"} {
+			b.Run(layout+"/keys="+strconv.Itoa(n/1_000_000)+"M", func(b *testing.B) {
+				if n > 1_000_000 && testing.Short() {
+					b.Skip("10M keys needs about 2 GB; skipped under -short")
+				}
+				var s *Store
+				var m map[string]*naiveEntry
+				if layout == "shoal" {
+					s = New(Options{ActiveExpireInterval: -1})
+					defer s.Close()
+				} else {
+					m = make(map[string]*naiveEntry)
+				}
+				for i := 0; i < n; i++ {
+					if s != nil {
+						s.Set(benchKey(i), benchValue(i), SetOptions{}, nil)
+					} else {
+						m[string(benchKey(i))] = &naiveEntry{val: benchValue(i)}
+					}
+				}
+				runtime.GC()
+				samples := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/sched/pauses/total/gc:seconds"}}
+				metrics.Read(samples)
+				gcCPU0 := samples[0].Value.Float64()
+				pauses0 := samples[1].Value.Float64Histogram()
+				var ms0 runtime.MemStats
+				runtime.ReadMemStats(&ms0)
+				b.ResetTimer()
+				start := time.Now()
+				for range b.N {
+					runtime.GC()
+				}
+				wall := time.Since(start)
+				b.StopTimer()
+				metrics.Read(samples)
+				var ms1 runtime.MemStats
+				runtime.ReadMemStats(&ms1)
+				gcs := float64(ms1.NumGC - ms0.NumGC)
+				b.ReportMetric(float64(wall.Microseconds())/1000/float64(b.N), "gc-wall-ms")
+				b.ReportMetric((samples[0].Value.Float64()-gcCPU0)*1000/gcs, "gc-cpu-ms")
+				b.ReportMetric(maxPauseSince(pauses0, samples[1].Value.Float64Histogram())*1e6, "max-pause-us")
+				b.ReportMetric(float64(ms1.HeapObjects)/1e6, "heap-Mobjects")
+				runtime.KeepAlive(m)
+			})
+		}
+	}
+}
+
+// maxPauseSince returns the upper bound of the highest histogram bucket that gained
+// samples between two reads of a pause histogram.
+func maxPauseSince(before, after *metrics.Float64Histogram) float64 {
+	for i := len(after.Counts) - 1; i >= 0; i-- {
+		if after.Counts[i] > before.Counts[i] {
+			return after.Buckets[i+1]
+		}
+	}
+	return 0
+}
+
+// naiveShards is the baseline for the hot-path benchmarks: the same 256-way sharding and
+// locks over plain maps of heap entries.
+type naiveShards struct {
+	shards [256]struct {
+		mu sync.RWMutex
+		m  map[string]*naiveEntry
+	}
+}
+
+func BenchmarkNaiveMapGetHit(b *testing.B) {
+	_, keys := loadedStore(b)
+	var ns naiveShards
+	for i := range ns.shards {
+		ns.shards[i].m = map[string]*naiveEntry{}
+	}
+	for _, k := range keys {
+		ns.shards[xxhashShard(k)].m[string(k)] = &naiveEntry{val: []byte("value:0123456789")}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 0, 64)
+		i := rand.IntN(benchKeys)
+		for pb.Next() {
+			k := keys[i&(benchKeys-1)]
+			sh := &ns.shards[xxhashShard(k)]
+			sh.mu.RLock()
+			e := sh.m[string(k)]
+			buf = append(buf[:0], e.val...)
+			sh.mu.RUnlock()
+			i++
+		}
+	})
+}
+
+func xxhashShard(k []byte) uint8 { return uint8(xxhash.Sum64(k) >> 56) }
