@@ -192,3 +192,19 @@ func TestOnTrafficConsumingTooMuchCloses(t *testing.T) {
 type badHandler struct{}
 
 func (badHandler) OnTraffic(c *Conn, in []byte) int { return len(in) + 1 }
+
+func TestShutdownDeadlineClosesStuckConnections(t *testing.T) {
+	h := &bigReply{}
+	s := startServer(t, h, Options{SocketSendBuffer: 4096})
+	c := dial(t, s)
+	c.Write([]byte("8000000\n")) // 8 MB reply the client never reads
+	waitFor(t, "output to back up", func() bool { return h.maxPending.Load() > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown returned %v, want the deadline error", err)
+	}
+	if errs := h.closeErrs(); len(errs) != 1 || !errors.Is(errs[0], ErrServerClosed) {
+		t.Fatalf("close errors %v, want one ErrServerClosed", errs)
+	}
+}
