@@ -217,7 +217,7 @@ func TestScanCursorAcrossResizes(t *testing.T) {
 	cursor, calls := uint64(0), 0
 	for {
 		var ks [][]byte
-		cursor, ks = s.Scan(cursor, b("s*"), 3, "")
+		cursor, ks = s.Scan(cursor, b("s*"), 40, "")
 		for _, k := range ks {
 			seen[string(k)]++
 		}
