@@ -85,3 +85,25 @@ func TestUnixSocketEcho(t *testing.T) {
 		t.Fatalf("got %q want %q", got, want)
 	}
 }
+
+// TestRepliesOfOneReadGoOutInOneWrite checks the smart flush: replies to a
+// pipelined batch are gathered, not written one syscall per reply.
+func TestRepliesOfOneReadGoOutInOneWrite(t *testing.T) {
+	h := &connCatcher{conns: make(chan *Conn, 1)}
+	s := startServer(t, h, Options{Loops: 1})
+	client := dial(t, s)
+	c := <-h.conns
+	var req bytes.Buffer
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&req, "%04d\n", i)
+	}
+	client.Write(req.Bytes())
+	if got := readN(t, client, req.Len()); !bytes.Equal(got, req.Bytes()) {
+		t.Fatal("replies damaged")
+	}
+	writes := make(chan int)
+	c.Execute(func(c *Conn) { writes <- c.loop.writeCalls })
+	if n := <-writes; n > 10 {
+		t.Fatalf("%d write calls for 1000 pipelined replies", n)
+	}
+}

@@ -69,6 +69,7 @@ type loop struct {
 	wheel       *idleWheel // nil without IdleTimeout
 	now         time.Duration
 	draining    bool
+	writeCalls  int // write syscalls made, for tests of batching
 	ewma        float64
 	busy        time.Duration
 	windowStart time.Duration
@@ -295,6 +296,7 @@ func (l *loop) loopFlush(c *Conn) {
 	}
 	for c.pending() > 0 {
 		n, err := unix.Write(c.fd, c.out.B[c.outPos:])
+		l.writeCalls++
 		if err == unix.EINTR {
 			continue
 		}
