@@ -44,6 +44,7 @@ type config struct {
 	logLevelName    string
 	maxQueryBuffer  int
 	shutdownTimeout time.Duration
+	pprofAddr       string
 }
 
 func main() {
@@ -80,6 +81,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	logLevel := fs.String("loglevel", env("loglevel", "notice"), "debug, verbose, notice, warning or nothing")
 	maxQuery := fs.String("max-query-buffer", env("max-query-buffer", "64mb"), "close a client whose unparsed input exceeds this")
 	shutdown := fs.String("shutdown-timeout", env("shutdown-timeout", "30s"), "how long SIGTERM waits for replies to drain")
+	pprofAddr := fs.String("pprof-addr", env("pprof-addr", ""), "serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (empty: off)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -123,6 +125,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("--max-query-buffer %q: want a size between 1kb and 1tb", *maxQuery)
 	}
 	c.maxQueryBuffer = int(mq)
+	c.pprofAddr = *pprofAddr
 	if c.shutdownTimeout, err = parseDuration(*shutdown); err != nil || c.shutdownTimeout <= 0 {
 		return c, fmt.Errorf("--shutdown-timeout %q: want a positive duration", *shutdown)
 	}
@@ -196,6 +199,11 @@ func run(cfg config) error {
 	}
 	if err := srv.Start(); err != nil {
 		return err
+	}
+	if cfg.pprofAddr != "" {
+		if err := servePprof(cfg.pprofAddr, logger); err != nil {
+			return err
+		}
 	}
 	logger.Info("shoal ready to accept connections", "addr", srv.Addr().String(),
 		"loops", cfg.loops, "balancer", cfg.balancer, "maxclients", cfg.maxClients,

@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -298,5 +300,41 @@ func TestConfigFlagEnvDefault(t *testing.T) {
 		if _, err := parseConfig(bad, func(string) string { return "" }); err == nil {
 			t.Errorf("parseConfig(%q) accepted", bad)
 		}
+	}
+}
+
+func TestIdleTimeoutClosesQuietClients(t *testing.T) {
+	p := startBinary(t, "--idle-timeout", "1")
+	c, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err := c.Read(make([]byte, 16))
+	if n != 0 || err == nil {
+		t.Fatalf("read %d bytes, err %v; want the server to close", n, err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("idle client was not closed within 10s")
+	}
+	if waited := time.Since(start); waited < 900*time.Millisecond {
+		t.Fatalf("closed after %v, before the 1s idle timeout", waited)
+	}
+}
+
+func TestPprofFlagServesProfiles(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startBinary(t, "--pprof-addr", addr)
+	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "goroutine profile") {
+		t.Fatalf("status %d, body %.200q", resp.StatusCode, body)
 	}
 }
