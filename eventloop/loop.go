@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/valyala/bytebufferpool"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,24 +21,6 @@ const loadWindow = 20 * time.Millisecond
 // loadAlpha is the EWMA weight of the newest window: about the last five
 // windows (~100 ms) dominate.
 const loadAlpha = 0.3
-
-type taskKind uint8
-
-const (
-	taskRegister taskKind = iota // adopt an accepted descriptor
-	taskWrite                    // AsyncWrite
-	taskExecute                  // Execute
-	taskShutdown                 // start draining
-)
-
-// task is work handed to a loop by another goroutine.
-type task struct {
-	kind taskKind
-	fd   int
-	c    *Conn
-	data *bytebufferpool.ByteBuffer
-	fn   func(*Conn)
-}
 
 // loop is one event loop: one goroutine, one poller, the connections it
 // accepted or was handed, for their whole life.
@@ -418,131 +399,4 @@ func (l *loop) markDirty(c *Conn) {
 		c.flags |= flagDirty
 		l.dirty = append(l.dirty, c)
 	}
-}
-
-// enqueue hands t to the loop from any goroutine. Only the first task of a
-// batch writes to the wake descriptor; the loop clears wakePending before it
-// takes the batch, so a task queued after that wakes it again.
-func (l *loop) enqueue(t task) error {
-	l.mu.Lock()
-	if l.stopped {
-		l.mu.Unlock()
-		return ErrServerClosed
-	}
-	l.tasks = append(l.tasks, t)
-	var err error
-	// Waking under mu keeps the poller open: stop closes it only after
-	// setting stopped under mu.
-	if l.wakePending.CompareAndSwap(false, true) {
-		err = l.poller.wake()
-	}
-	l.mu.Unlock()
-	return err
-}
-
-// wake makes the loop run a cycle, e.g. to notice a forced shutdown.
-func (l *loop) wake() {
-	l.mu.Lock()
-	if !l.stopped {
-		_ = l.poller.wake()
-	}
-	l.mu.Unlock()
-}
-
-func (l *loop) runTasks() {
-	l.wakePending.Store(false)
-	l.mu.Lock()
-	l.tasks, l.running = l.running[:0], l.tasks
-	l.mu.Unlock()
-	for i := range l.running {
-		t := &l.running[i]
-		switch t.kind {
-		case taskRegister:
-			l.register(t.fd)
-		case taskWrite:
-			if !t.c.isClosed() {
-				if _, err := t.c.Write(t.data.B); err == nil {
-					l.markDirty(t.c)
-				}
-			}
-			l.outBufs.put(t.data)
-		case taskExecute:
-			if !t.c.isClosed() {
-				t.fn(t.c)
-				l.markDirty(t.c)
-			}
-		case taskShutdown:
-			l.beginDrain()
-		}
-		*t = task{}
-	}
-	l.flushDirty()
-}
-
-// flushDirty sends the output that tasks produced, one write per connection.
-func (l *loop) flushDirty() {
-	for i, c := range l.dirty {
-		c.flags &^= flagDirty
-		l.loopFlush(c)
-		l.settle(c)
-		l.dirty[i] = nil
-	}
-	l.dirty = l.dirty[:0]
-}
-
-// beginDrain starts a graceful shutdown of this loop: stop accepting, answer
-// what each connection has already sent, then close each one once its
-// output is written.
-func (l *loop) beginDrain() {
-	l.draining = true
-	if l.listenFd >= 0 {
-		unix.Close(l.listenFd)
-		l.listenFd = -1
-	}
-	for _, c := range l.conns {
-		if c == nil || c.isClosed() {
-			continue
-		}
-		if c.flags&flagReading != 0 {
-			l.loopRead(c)
-		}
-		if !c.isClosed() && c.flags&flagClosing == 0 {
-			c.flags |= flagClosing
-			l.markDirty(c)
-		}
-	}
-}
-
-// stop closes every connection that is left and refuses further tasks.
-func (l *loop) stop() {
-	l.mu.Lock()
-	l.stopped = true
-	l.mu.Unlock()
-	if l.listenFd >= 0 {
-		unix.Close(l.listenFd)
-		l.listenFd = -1
-	}
-	var err error
-	if l.srv.forced.Load() {
-		err = ErrServerClosed
-	}
-	for _, c := range l.conns {
-		if c != nil && !c.isClosed() {
-			l.closeConn(c, err)
-		}
-	}
-	// Tasks that raced with the stop: release what they hold.
-	l.mu.Lock()
-	for _, t := range l.tasks {
-		switch t.kind {
-		case taskRegister:
-			l.discard(t.fd)
-		case taskWrite:
-			outboundPool.Put(t.data)
-		}
-	}
-	l.tasks = nil
-	l.mu.Unlock()
-	l.poller.close()
-	l.load.Store(0)
 }
