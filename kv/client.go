@@ -20,6 +20,7 @@ import (
 // the name fields under mu.
 type client struct {
 	conn   *eventloop.Conn
+	h      *Handler
 	parser resp.Parser
 	out    []byte // the Conn's output buffer while OnTraffic runs, else nil
 

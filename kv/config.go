@@ -270,6 +270,7 @@ func cmdConfigSet(h *Handler, cl *client, args [][]byte) {
 func cmdConfigResetStat(h *Handler, cl *client, _ [][]byte) {
 	h.totalCommands.Store(0)
 	h.totalConnections.Store(0)
+	h.errors.reset()
 	cl.writeOK()
 }
 

@@ -1,7 +1,9 @@
 package kv_test
 
 import (
+	"errors"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/shoalkv/shoal/eventloop"
@@ -44,6 +46,11 @@ func sendAndDrain(t *testing.T, addr, input string) string {
 	conn := dialRaw(t, addr)
 	conn.send([]byte(input))
 	out, err := conn.readUntilClose()
+	if errors.Is(err, syscall.ECONNRESET) {
+		// The server closed with our unread input still queued: the
+		// kernel resets, possibly after delivering the reply.
+		err = nil
+	}
 	if err != nil {
 		t.Fatalf("%s: reading until close: %v (got %q)", addr, err, out)
 	}
@@ -106,6 +113,64 @@ func runDiffSteps(t *testing.T, redisAddr, shoalAddr string, steps []step) {
 		want, have := ref.do(st.args...), got.do(st.args...)
 		if !equalReplies(st.mode, want, have) {
 			t.Errorf("step %d %q:\nredis: %q\nshoal: %q", i, strings.Join(st.args, " "), want, have)
+		}
+	}
+}
+
+// TestInfoSectionsMatchRedis compares INFO's section headers, in order,
+// and that every field name Shoal reports is one Redis reports too.
+func TestInfoSectionsMatchRedis(t *testing.T) {
+	redisAddr := startRedis(t)
+	shoal := startShoal(t, kv.Options{}, eventloop.Options{})
+	headers := func(info string) (hs []string, fields map[string]bool) {
+		fields = map[string]bool{}
+		for _, line := range strings.Split(info, "\r\n") {
+			if strings.HasPrefix(line, "# ") {
+				hs = append(hs, line)
+			} else if k, _, ok := strings.Cut(line, ":"); ok {
+				fields[k] = true
+			}
+		}
+		return hs, fields
+	}
+	wantHeaders, redisFields := headers(dialRaw(t, redisAddr).do("INFO", "everything"))
+	gotHeaders, shoalFields := headers(dialRaw(t, shoal.addr).do("INFO", "everything"))
+	if strings.Join(wantHeaders, ",") != strings.Join(gotHeaders, ",") {
+		t.Errorf("sections:\nredis: %v\nshoal: %v", wantHeaders, gotHeaders)
+	}
+	for f := range shoalFields {
+		if !redisFields[f] && f != "go_version" && f != "maxmemory_human" {
+			t.Errorf("INFO field %q is not one redis-server reports", f)
+		}
+	}
+}
+
+// TestUnauthenticatedLimitsMatchRedis checks Redis's tighter request limits
+// before AUTH (at most 10 arguments, 16 KiB bulks) and that they lift after.
+func TestUnauthenticatedLimitsMatchRedis(t *testing.T) {
+	redisAddr := startRedis(t, "--requirepass", "secret")
+	shoal := startShoal(t, kv.Options{RequirePass: "secret"}, eventloop.Options{})
+	many := make([]string, 12)
+	for i := range many {
+		many[i] = "k"
+	}
+	many[0] = "EXISTS"
+	for name, input := range map[string]string{
+		"eleven args": string(encodeCommand(many)),
+		"big bulk":    string(encodeCommand([]string{"ECHO", strings.Repeat("x", 20000)})),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if want, have := sendAndDrain(t, redisAddr, input), sendAndDrain(t, shoal.addr, input); want != have {
+				t.Errorf("redis: %q\nshoal: %q", want, have)
+			}
+		})
+	}
+	for _, addr := range []string{redisAddr, shoal.addr} {
+		conn := dialRaw(t, addr)
+		conn.do("AUTH", "secret")
+		conn.do("SET", "k", "v")
+		if r := conn.do(many...); r != ":11\r\n" {
+			t.Errorf("%s: after AUTH, EXISTS with 11 keys = %q", addr, r)
 		}
 	}
 }

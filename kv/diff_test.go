@@ -181,7 +181,7 @@ var diffCases = map[string][]step{
 	},
 	"command-info": commandInfoSteps(),
 	"info": {
-		c("INFO", sameType), c("INFO keyspace"), c("SET a 1"), c("SET b 2 EX 100"), c("INFO keyspace"),
+		c("INFO", sameType), c("INFO keyspace"), c("INFO modules"), c("INFO errorstats", sameType), c("INFO cluster"), c("SET a 1"), c("SET b 2 EX 100"), c("INFO keyspace"),
 		c("INFO nonexistent"), c("INFO server", sameType), c("INFO KEYSPACE"), c("COMMAND COUNT", sameType),
 		c("COMMAND DOCS foo"), c("COMMAND INFO foo"), c("COMMAND INFO foo get"), c("DBSIZE"),
 	},

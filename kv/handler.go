@@ -66,6 +66,7 @@ type Handler struct {
 	totalConnections atomic.Int64
 	peakMemory       atomic.Int64
 	ops              opsSampler
+	errors           errorStats
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -109,6 +110,7 @@ func (h *Handler) OnOpen(c *eventloop.Conn) {
 	now := nowMillis()
 	cl := &client{
 		conn:      c,
+		h:         h,
 		proto:     2,
 		authed:    !h.authRequired.Load(),
 		id:        h.clients.nextID.Add(1),

@@ -206,6 +206,15 @@ func TestInfoReportsStats(t *testing.T) {
 	if n, _ := strconv.Atoi(info["total_commands_processed"]); n < 4 {
 		t.Errorf("total_commands_processed = %d, want >= 4", n)
 	}
+	conn.do("FOO")
+	conn.do("HELLO", "9")
+	conn.do("GET")
+	errs := parseInfo(t, conn.do("INFO", "stats", "errorstats"))
+	for k, v := range map[string]string{"total_error_replies": "3", "errorstat_ERR": "count=2", "errorstat_NOPROTO": "count=1"} {
+		if errs[k] != v {
+			t.Errorf("INFO %s = %q, want %q", k, errs[k], v)
+		}
+	}
 	only := conn.do("INFO", "clients", "keyspace")
 	if strings.Contains(only, "# Server") || !strings.Contains(only, "# Clients") || !strings.Contains(only, "# Keyspace") {
 		t.Errorf("INFO clients keyspace:\n%s", only)

@@ -12,7 +12,12 @@ import (
 
 func (cl *client) writeOK()              { cl.out = append(cl.out, "+OK\r\n"...) }
 func (cl *client) writeStatus(s string)  { cl.out = resp.AppendSimpleString(cl.out, s) }
-func (cl *client) writeError(s string)   { cl.out = resp.AppendError(cl.out, s) }
+func (cl *client) writeError(s string) {
+	cl.out = resp.AppendError(cl.out, s)
+	if cl.h != nil {
+		cl.h.errors.count(s)
+	}
+}
 func (cl *client) writeInt(n int64)      { cl.out = resp.AppendInt(cl.out, n) }
 func (cl *client) writeBulk(b []byte)    { cl.out = resp.AppendBulk(cl.out, b) }
 func (cl *client) writeBulkStr(s string) { cl.out = resp.AppendBulkString(cl.out, s) }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -22,22 +23,32 @@ func (h *Handler) now() int64 {
 }
 
 // infoSections are INFO's sections in Redis's order.
-var infoSections = []string{"server", "clients", "memory", "stats", "keyspace"}
+var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication",
+	"cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace"}
+
+// notDefault are the sections INFO shows only when named or with "all" /
+// "everything", as in Redis.
+var notDefault = map[string]bool{"commandstats": true, "latencystats": true}
 
 func cmdInfo(h *Handler, cl *client, args [][]byte) {
 	want := map[string]bool{}
-	if len(args) == 1 {
+	addAll := func(withExtra bool) {
 		for _, s := range infoSections {
-			want[s] = true
+			if withExtra || !notDefault[s] {
+				want[s] = true
+			}
 		}
+	}
+	if len(args) == 1 {
+		addAll(false)
 	}
 	for _, a := range args[1:] {
 		s := strings.ToLower(string(a))
 		switch s {
-		case "all", "default", "everything":
-			for _, s := range infoSections {
-				want[s] = true
-			}
+		case "default":
+			addAll(false)
+		case "all", "everything":
+			addAll(true)
 		default:
 			want[s] = true
 		}
@@ -116,10 +127,49 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("total_commands_processed", h.totalCommands.Load())
 		field("instantaneous_ops_per_sec", h.ops.rate.Load())
 		field("rejected_connections", 0)
+		field("total_error_replies", h.errors.total.Load())
 		field("expired_keys", st.ExpiredKeys)
 		field("evicted_keys", st.EvictedKeys)
 		field("keyspace_hits", st.Hits)
 		field("keyspace_misses", st.Misses)
+	case "persistence":
+		// Shoal keeps nothing on disk; these are the values monitoring
+		// tools expect from a Redis with persistence off.
+		b = append(b, "# Persistence\r\n"...)
+		field("loading", 0)
+		field("async_loading", 0)
+		field("rdb_changes_since_last_save", 0)
+		field("rdb_bgsave_in_progress", 0)
+		field("rdb_last_save_time", h.start.Unix())
+		field("rdb_last_bgsave_status", "ok")
+		field("aof_enabled", 0)
+		field("aof_rewrite_in_progress", 0)
+		field("aof_last_bgrewrite_status", "ok")
+	case "replication":
+		b = append(b, "# Replication\r\n"...)
+		field("role", "master")
+		field("connected_slaves", 0)
+		field("master_repl_offset", 0)
+	case "cpu":
+		b = append(b, "# CPU\r\n"...)
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		b = fmt.Appendf(b, "used_cpu_sys:%.6f\r\nused_cpu_user:%.6f\r\n",
+			float64(ru.Stime.Sec)+float64(ru.Stime.Usec)/1e6, float64(ru.Utime.Sec)+float64(ru.Utime.Usec)/1e6)
+	case "modules":
+		b = append(b, "# Modules\r\n"...)
+	case "commandstats":
+		// Per-command counters would put a shared atomic on every
+		// command's path; Shoal reports the section empty.
+		b = append(b, "# Commandstats\r\n"...)
+	case "latencystats":
+		b = append(b, "# Latencystats\r\n"...)
+	case "errorstats":
+		b = append(b, "# Errorstats\r\n"...)
+		b = h.errors.appendStats(b)
+	case "cluster":
+		b = append(b, "# Cluster\r\n"...)
+		field("cluster_enabled", 0)
 	case "keyspace":
 		b = append(b, "# Keyspace\r\n"...)
 		if st.Keys > 0 {
