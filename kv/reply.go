@@ -10,8 +10,8 @@ import (
 // Reply helpers append to cl.out in the client's protocol version. They
 // allocate nothing; the Conn's output buffer grows as needed.
 
-func (cl *client) writeOK()              { cl.out = append(cl.out, "+OK\r\n"...) }
-func (cl *client) writeStatus(s string)  { cl.out = resp.AppendSimpleString(cl.out, s) }
+func (cl *client) writeOK()             { cl.out = append(cl.out, "+OK\r\n"...) }
+func (cl *client) writeStatus(s string) { cl.out = resp.AppendSimpleString(cl.out, s) }
 func (cl *client) writeError(s string) {
 	cl.out = resp.AppendError(cl.out, s)
 	if cl.h != nil {
