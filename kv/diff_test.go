@@ -180,6 +180,13 @@ var diffCases = map[string][]step{
 		c("CONFIG SET save"), c("CONFIG RESETSTAT"), c("CONFIG REWRITE"),
 	},
 	"command-info": commandInfoSteps(),
+	"oom": {
+		c("SET k v"), c("SET n 1"), c("CONFIG SET maxmemory 1"), c("SET a b"), c("GET a"), c("GET k"), c("SETNX k v"),
+		c("SET k v NX"), c("SET k v2 XX"), c("INCR n"), c("INCRBY n 2"), c("DECR n"), c("INCRBYFLOAT n 1"),
+		c("APPEND k x"), c("SETRANGE k 0 x"), c("MSET a 1"), c("MSETNX a 1"), c("GETSET k x"), c("SETEX k 10 v"),
+		c("PSETEX k 10 v"), c("EXPIRE k 100"), c("TTL k", approxInt), c("GETEX k PERSIST"), c("GETDEL k"),
+		c("DEL n"), c("RENAME nothing x"), c("EXISTS a"), c("CONFIG SET maxmemory 0"), c("SET a b"),
+	},
 	"info": {
 		c("INFO", sameType), c("INFO keyspace"), c("INFO modules"), c("INFO errorstats", sameType), c("INFO cluster"), c("SET a 1"), c("SET b 2 EX 100"), c("INFO keyspace"),
 		c("INFO nonexistent"), c("INFO server", sameType), c("INFO KEYSPACE"), c("COMMAND COUNT", sameType),
