@@ -150,7 +150,9 @@ var diffCases = map[string][]step{
 		c("CONFIG GET"), c("CLIENT SETNAME"), c("CLIENT FOO"), c("CONFIG FOO"), c("COMMAND FOO"), c("client foo bar"),
 		c("CLIENT ID x"), c("CLIENT GETNAME x"), c("CONFIG SET maxmemory"), c("CONFIG SET"), c("COMMAND COUNT x"),
 		s(exact, "FOO", strings.Repeat("a", 60), strings.Repeat("b", 60), strings.Repeat("c", 60)),
-		s(exact, "FOO", "x\x00y", "z"),
+		s(exact, "FOO", "x\x00y", "z"), c("CLIENT KILL"), c("CLIENT LIST x"), c("CONFIG RESETSTAT x"),
+		c("CLIENT INFO x"), c("CLIENT SETNAME a b"), c("CONFIG REWRITE x"), c("COMMAND HELP x"), c("HELLO 3 AUTH"),
+		c("client Id x"), c("CONFIG GET a b c", sameType),
 	},
 	"client": {
 		c("CLIENT ID", maskInts), c("CLIENT GETNAME"), c("CLIENT SETNAME foo"), c("CLIENT GETNAME"),

@@ -23,6 +23,10 @@ const Version = "7.0.15"
 // replies does not build one huge buffer.
 const defaultFlushBytes = 64 << 10
 
+// maxRetainedArgs is the largest argument count whose slice a connection
+// keeps between commands.
+const maxRetainedArgs = 1024
+
 // Options configures a Handler. The zero value serves without a password.
 type Options struct {
 	// RequirePass, if set, makes every command except AUTH, HELLO, QUIT and
@@ -183,6 +187,12 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 			continue
 		}
 		h.dispatch(cl, args)
+		if len(args) > maxRetainedArgs {
+			// The parser keeps its argument slice for reuse; after a
+			// huge command (MSET with a million keys) start afresh so an
+			// idle connection does not pin megabytes.
+			cl.parser = resp.Parser{Limits: cl.parser.Limits, Unauthenticated: cl.parser.Unauthenticated}
+		}
 		if cl.closeAfterReply {
 			consumed = len(in)
 			break
