@@ -113,6 +113,25 @@ func TestLargeValuesAndLongPipelines(t *testing.T) {
 	if r := conn.do("GET", "big"); r != "$"+strconv.Itoa(len(big))+"\r\n"+big+"\r\n" {
 		t.Fatalf("GET big: %d bytes, want %d", len(r), len(big))
 	}
+	// A command with thousands of arguments, then a small one on the same
+	// connection (the parser drops its big argument slice in between).
+	mset, mget := []string{"MSET"}, []string{"MGET"}
+	wantMGet := "*1500\r\n"
+	for i := 0; i < 1500; i++ {
+		k := "key" + strconv.Itoa(i)
+		mset = append(mset, k, strconv.Itoa(i))
+		mget = append(mget, k)
+		wantMGet += "$" + strconv.Itoa(len(strconv.Itoa(i))) + "\r\n" + strconv.Itoa(i) + "\r\n"
+	}
+	if r := conn.do(mset...); r != "+OK\r\n" {
+		t.Fatalf("MSET 1500 keys: %q", r)
+	}
+	if r := conn.do(mget...); r != wantMGet {
+		t.Fatalf("MGET 1500 keys: %.100q", r)
+	}
+	if r := conn.do("GET", "key7"); r != "$1\r\n7\r\n" {
+		t.Fatalf("GET after MGET: %q", r)
+	}
 	val := strings.Repeat("z", 10000)
 	conn.do("SET", "mid", val)
 	const n = 500
