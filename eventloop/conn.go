@@ -17,12 +17,13 @@ var inboundPool, outboundPool bytebufferpool.Pool
 
 // Connection state flags, loop goroutine only.
 const (
-	flagPaused  uint8 = 1 << iota // read interest dropped: output above high water
-	flagWriting                   // write interest registered: a write was partial
-	flagReading                   // read interest registered
-	flagClosing                   // close once output is flushed; read no more
-	flagAbort                     // close at the next settle point, drop output
-	flagDirty                     // queued in loop.dirty for a flush
+	flagPaused      uint8 = 1 << iota // read interest dropped: output above high water
+	flagWriting                       // write interest registered: a write was partial
+	flagReading                       // read interest registered
+	flagClosing                       // close once output is flushed and queued tasks ran; read no more
+	flagAbort                         // close at the next settle point, drop output
+	flagDirty                         // queued in loop.dirty for a flush
+	flagCloseCalled                   // Close was called: the handler may write no more
 )
 
 // Conn is one client connection, owned for its lifetime by one loop.
@@ -49,7 +50,12 @@ type Conn struct {
 	local      net.Addr
 	remote     net.Addr
 
-	closed atomic.Bool // set by the loop; read by AsyncWrite/Execute on any goroutine
+	// closed is set by the loop under loop.mu, and queued changes under
+	// loop.mu when a task is queued, so a graceful close that sees no
+	// queued task leaves none behind: every AsyncWrite that returned nil is
+	// written first.
+	closed atomic.Bool
+	queued atomic.Int32 // AsyncWrite/Execute tasks in the loop's queue
 }
 
 func (c *Conn) isClosed() bool { return c.closed.Load() }
@@ -86,9 +92,14 @@ func (c *Conn) WriteString(s string) (int, error) {
 // reserve checks that n more bytes of output are allowed and makes sure c
 // has an output buffer.
 func (c *Conn) reserve(n int) error {
-	if c.isClosed() || c.flags&(flagClosing|flagAbort) != 0 {
+	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return ErrConnClosed
 	}
+	return c.grow(n)
+}
+
+// grow makes room for n more bytes of output within OutputHardLimit.
+func (c *Conn) grow(n int) error {
 	if p, limit := c.pending()+n, c.loop.srv.opts.OutputHardLimit; p > limit {
 		c.loop.abort(c, fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, p, limit))
 		return c.closeErr
@@ -103,7 +114,7 @@ func (c *Conn) reserve(n int) error {
 // the result back with SetOutputBuffer. The slice is valid until the
 // callback returns or the next call that writes to c.
 func (c *Conn) OutputBuffer() []byte {
-	if c.isClosed() || c.flags&(flagClosing|flagAbort) != 0 {
+	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return nil
 	}
 	if c.out == nil {
@@ -116,7 +127,7 @@ func (c *Conn) OutputBuffer() []byte {
 // from OutputBuffer with replies appended. If b is longer than
 // Options.OutputHardLimit, c is closed and b dropped.
 func (c *Conn) SetOutputBuffer(b []byte) {
-	if c.isClosed() || c.flags&(flagClosing|flagAbort) != 0 {
+	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return
 	}
 	if limit := c.loop.srv.opts.OutputHardLimit; len(b) > limit {
@@ -156,14 +167,15 @@ func (c *Conn) Flush() error {
 	return nil
 }
 
-// Close stops reading c, sends its pending output and then closes it;
-// OnClose follows with a nil error. Inside OnTraffic the close takes effect
-// when the callback returns, so `in` stays valid until then.
+// Close stops reading c, sends its pending output and what AsyncWrite
+// accepted before the close, and then closes it; OnClose follows with a nil
+// error. Writes after Close return ErrConnClosed. Inside OnTraffic the close
+// takes effect when the callback returns, so `in` stays valid until then.
 func (c *Conn) Close() error {
-	if c.isClosed() || c.flags&(flagClosing|flagAbort) != 0 {
+	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return ErrConnClosed
 	}
-	c.flags |= flagClosing
+	c.flags |= flagClosing | flagCloseCalled
 	c.loop.markDirty(c)
 	return nil
 }
@@ -200,8 +212,10 @@ func (c *Conn) RemoteAddr() net.Addr {
 
 // AsyncWrite queues a copy of p to be written to c by its loop. Any
 // goroutine may call it; writes from one goroutine arrive in order. It
-// returns ErrConnClosed once c is closed (data queued just before the close
-// is dropped) and ErrServerClosed once the loop has stopped.
+// returns ErrConnClosed once c is closed and ErrServerClosed once the loop
+// has stopped. Data it accepts is written before any graceful close (Close,
+// the peer's half-close, Shutdown), even one already under way; it is lost
+// only if c fails first, and then OnClose gets a non-nil error.
 func (c *Conn) AsyncWrite(p []byte) error {
 	if c.isClosed() {
 		return ErrConnClosed
@@ -217,7 +231,8 @@ func (c *Conn) AsyncWrite(p []byte) error {
 
 // Execute queues fn to run on c's loop goroutine, where it may use every
 // method of c; output it writes is flushed after it returns. Any goroutine
-// may call it. fn does not run if c closes first.
+// may call it. Like AsyncWrite, it returns ErrConnClosed once c is closed,
+// and a graceful close waits for fn; fn does not run if c fails first.
 func (c *Conn) Execute(fn func(c *Conn)) error {
 	if c.isClosed() {
 		return ErrConnClosed

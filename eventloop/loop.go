@@ -82,7 +82,7 @@ func (l *loop) run() {
 		n, err := l.poller.wait(l.waitMillis())
 		if err != nil {
 			l.srv.opts.Logger.Error("eventloop: poll failed; closing the loop's connections", "loop", l.idx, "err", err)
-			l.stop()
+			l.stop(fmt.Errorf("eventloop: poll failed: %w", err))
 			return
 		}
 		l.now = l.srv.clock()
@@ -117,8 +117,12 @@ func (l *loop) run() {
 		if l.wheel != nil {
 			l.wheel.advance(l.now, l.expire)
 		}
-		if l.draining && (l.numConns == 0 || l.srv.forced.Load()) {
-			l.stop()
+		if l.draining && l.numConns == 0 {
+			l.stop(nil)
+			return
+		}
+		if l.draining && l.srv.forced.Load() {
+			l.stop(ErrServerClosed)
 			return
 		}
 		l.publishLoad(start)
@@ -319,8 +323,7 @@ func (l *loop) settle(c *Conn) {
 		return
 	}
 	pending := c.pending()
-	if c.flags&flagClosing != 0 && pending == 0 {
-		l.closeConn(c, c.closeErr)
+	if c.flags&flagClosing != 0 && pending == 0 && l.closeUnlessQueued(c) {
 		return
 	}
 	flags := c.flags
@@ -329,6 +332,8 @@ func (l *loop) settle(c *Conn) {
 	} else if pending <= l.srv.opts.OutputLowWater {
 		flags &^= flagPaused
 	}
+	// A closing conn waiting for its queued tasks has neither interest; the
+	// wake that queued them brings the loop back.
 	read := flags&(flagPaused|flagClosing) == 0
 	write := pending > 0
 	flags &^= flagReading | flagWriting
@@ -362,13 +367,35 @@ func (l *loop) expire(c *Conn) {
 	l.closeConn(c, fmt.Errorf("%w: no traffic for %v", ErrIdleTimeout, l.srv.opts.IdleTimeout))
 }
 
-// closeConn closes c now. OnClose runs before the descriptor is closed, so
-// c's addresses still work there.
+// closeUnlessQueued closes c gracefully unless AsyncWrite or Execute tasks
+// for it are queued: those were accepted, so they run first. It reports
+// whether c was closed.
+func (l *loop) closeUnlessQueued(c *Conn) bool {
+	l.mu.Lock()
+	if c.queued.Load() > 0 {
+		l.mu.Unlock()
+		return false
+	}
+	c.closed.Store(true) // under mu: no task for c can be queued after this
+	l.mu.Unlock()
+	l.release(c, c.closeErr)
+	return true
+}
+
+// closeConn closes c now, dropping its output and queued tasks.
 func (l *loop) closeConn(c *Conn, err error) {
 	if c.isClosed() {
 		return
 	}
+	l.mu.Lock()
 	c.closed.Store(true)
+	l.mu.Unlock()
+	l.release(c, err)
+}
+
+// release runs OnClose and frees c's descriptor and buffers. OnClose runs
+// before the descriptor is closed, so c's addresses still work there.
+func (l *loop) release(c *Conn, err error) {
 	if h := l.srv.onClose; h != nil {
 		h.OnClose(c, err)
 	}

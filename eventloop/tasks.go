@@ -32,6 +32,13 @@ func (l *loop) enqueue(t task) error {
 		l.mu.Unlock()
 		return ErrServerClosed
 	}
+	if t.c != nil {
+		if t.c.isClosed() { // closed since the caller's unlocked check
+			l.mu.Unlock()
+			return ErrConnClosed
+		}
+		t.c.queued.Add(1)
+	}
 	l.tasks = append(l.tasks, t)
 	var err error
 	// Waking under mu keeps the poller open: stop closes it only after
@@ -63,17 +70,21 @@ func (l *loop) runTasks() {
 		case taskRegister:
 			l.register(t.fd)
 		case taskWrite:
-			if !t.c.isClosed() {
-				if _, err := t.c.Write(t.data.B); err == nil {
-					l.markDirty(t.c)
+			t.c.queued.Add(-1)
+			if c := t.c; !c.isClosed() && c.flags&flagAbort == 0 {
+				// Not Write: data accepted before a Close is still sent.
+				if c.grow(len(t.data.B)) == nil {
+					c.out.B = append(c.out.B, t.data.B...)
 				}
+				l.markDirty(c) // also to settle an abort by grow
 			}
 			l.outBufs.put(t.data)
 		case taskExecute:
-			if !t.c.isClosed() {
+			t.c.queued.Add(-1)
+			if !t.c.isClosed() && t.c.flags&flagAbort == 0 {
 				t.fn(t.c)
-				l.markDirty(t.c)
 			}
+			l.markDirty(t.c)
 		case taskShutdown:
 			l.beginDrain()
 		}
@@ -116,18 +127,15 @@ func (l *loop) beginDrain() {
 	}
 }
 
-// stop closes every connection that is left and refuses further tasks.
-func (l *loop) stop() {
+// stop closes every connection that is left, with err, and refuses further
+// tasks.
+func (l *loop) stop(err error) {
 	l.mu.Lock()
 	l.stopped = true
 	l.mu.Unlock()
 	if l.listenFd >= 0 {
 		unix.Close(l.listenFd)
 		l.listenFd = -1
-	}
-	var err error
-	if l.srv.forced.Load() {
-		err = ErrServerClosed
 	}
 	for _, c := range l.conns {
 		if c != nil && !c.isClosed() {

@@ -1,0 +1,178 @@
+package eventloop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// stallLoop runs a function on c's loop that blocks until the returned
+// release is called, so tests can queue work and network events that the
+// loop then sees together in its next cycle.
+func stallLoop(t *testing.T, c *Conn) (release func()) {
+	t.Helper()
+	entered, gate := make(chan struct{}), make(chan struct{})
+	if err := c.Execute(func(*Conn) { close(entered); <-gate }); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	return func() { close(gate) }
+}
+
+// TestAsyncWriteQueuedBeforePeerHalfCloseIsSent: the peer half-closes while
+// an accepted AsyncWrite is still queued. The loop sees the EOF before it
+// runs the task; the connection must stay open until the data is written.
+func TestAsyncWriteQueuedBeforePeerHalfCloseIsSent(t *testing.T) {
+	h := &connCatcher{conns: make(chan *Conn, 1)}
+	s := startServer(t, h, Options{Loops: 1})
+	client := dial(t, s)
+	c := <-h.conns
+	release := stallLoop(t, c)
+	if err := c.AsyncWrite([]byte("late reply\n")); err != nil {
+		release()
+		t.Fatalf("AsyncWrite on an open conn: %v", err)
+	}
+	client.(*net.TCPConn).CloseWrite()
+	time.Sleep(20 * time.Millisecond) // let the FIN arrive before the loop resumes
+	release()
+	client.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(client)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if string(got) != "late reply\n" {
+		t.Fatalf("peer got %q; AsyncWrite reported success for data that was dropped", got)
+	}
+	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
+	if err := h.closeErrs()[0]; err != nil {
+		t.Fatalf("OnClose error %v, want nil", err)
+	}
+	if err := c.AsyncWrite([]byte("x")); !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("AsyncWrite after the close: %v, want ErrConnClosed", err)
+	}
+}
+
+// TestShutdownKeepsAsyncRepliesOfDrainingConns: a connection still writing
+// its output when Shutdown begins accepts AsyncWrite and Execute replies
+// until it is closed, and sends them before closing.
+func TestShutdownKeepsAsyncRepliesOfDrainingConns(t *testing.T) {
+	h := &bigReply{}
+	catcher := &connCatcher{conns: make(chan *Conn, 1)}
+	s := startServer(t, &struct {
+		*bigReply
+		*connCatcher
+	}{h, catcher}, Options{Loops: 1, SocketSendBuffer: 4096})
+	client := dial(t, s)
+	c := <-catcher.conns
+	const size = 1 << 20
+	client.Write([]byte("1048576\n")) // a reply the client does not read yet
+	waitFor(t, "output to back up", func() bool { return h.maxPending.Load() > 0 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(ctx) }()
+	waitFor(t, "the drain to reach the conn", func() bool {
+		closing := make(chan bool, 1)
+		if err := c.Execute(func(c *Conn) { closing <- c.flags&flagClosing != 0 }); err != nil {
+			t.Fatalf("Execute while draining: %v", err)
+		}
+		return <-closing
+	})
+	if err := c.AsyncWrite([]byte("async tail\n")); err != nil {
+		t.Fatalf("AsyncWrite while draining: %v", err)
+	}
+	wrote := make(chan error, 1)
+	if err := c.Execute(func(c *Conn) { _, err := c.WriteString("execute tail\n"); wrote <- err }); err != nil {
+		t.Fatalf("Execute while draining: %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("Write inside Execute while draining: %v", err)
+	}
+	client.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(client)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	want := string(bytes.Repeat([]byte{'6'}, size-1)) + "\nasync tail\nexecute tail\n"
+	if string(got) != want {
+		tail := got
+		if len(tail) > 40 {
+			tail = tail[len(tail)-40:]
+		}
+		t.Fatalf("peer got %d bytes ending %q, want %d ending with both tails", len(got), tail, len(want))
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := c.AsyncWrite([]byte("x")); !errors.Is(err, ErrConnClosed) && !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("AsyncWrite after shutdown: %v", err)
+	}
+}
+
+// TestQueuedTasksOfResetConnMissNewConnOnSameFd: a connection is reset
+// while an AsyncWrite and an Execute for it are queued, and a new
+// connection is accepted on the same descriptor before they run. They must
+// not reach the new connection.
+func TestQueuedTasksOfResetConnMissNewConnOnSameFd(t *testing.T) {
+	h := &connCatcher{conns: make(chan *Conn, 2)}
+	s := startServer(t, h, Options{Loops: 1, ReusePort: true})
+	keeper := dial(t, s) // a conn to stall the loop with
+	k := <-h.conns
+	oldClient := dial(t, s)
+	old := <-h.conns
+	release := stallLoop(t, k)
+	if err := old.AsyncWrite([]byte("for the old conn\n")); err != nil {
+		release()
+		t.Fatal(err)
+	}
+	ran := make(chan *Conn, 1)
+	if err := old.Execute(func(c *Conn) { ran <- c; c.WriteString("old execute\n") }); err != nil {
+		release()
+		t.Fatal(err)
+	}
+	oldClient.(*net.TCPConn).SetLinger(0) // close with RST: an abortive close
+	oldClient.Close()
+	newClient := dial(t, s)
+	time.Sleep(20 * time.Millisecond) // let the RST and the SYN land
+	release()
+	fresh := <-h.conns
+	if fresh.Fd() != old.Fd() {
+		t.Skipf("the new conn got fd %d, not the old %d; nothing to test", fresh.Fd(), old.Fd())
+	}
+	select {
+	case c := <-ran:
+		t.Fatalf("Execute for the reset conn ran (on %p, new conn %p)", c, fresh)
+	default:
+	}
+	newClient.Write([]byte("mine\n"))
+	if got := string(readN(t, newClient, 5)); got != "mine\n" {
+		t.Fatalf("new conn got %q: output queued for the old conn on the same fd leaked", got)
+	}
+	waitFor(t, "OnClose of the old conn", func() bool { return len(h.closeErrs()) == 1 })
+	if h.closeErrs()[0] == nil {
+		t.Fatal("a reset that dropped queued output was reported as a clean close")
+	}
+	_ = keeper
+}
+
+// TestAsyncWriteOverHardLimitClosesAtOnce: an AsyncWrite that alone passes
+// OutputHardLimit closes the connection without waiting for other traffic.
+func TestAsyncWriteOverHardLimitClosesAtOnce(t *testing.T) {
+	h := &connCatcher{conns: make(chan *Conn, 1)}
+	s := startServer(t, h, Options{OutputHighWater: 32 << 10, OutputLowWater: 8 << 10, OutputHardLimit: 64 << 10})
+	client := dial(t, s)
+	c := <-h.conns
+	if err := c.AsyncWrite(make([]byte, 128<<10)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
+	if err := h.closeErrs()[0]; !errors.Is(err, ErrOutputLimit) {
+		t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
+	}
+	expectEOF(t, client)
+}
