@@ -178,7 +178,8 @@ func TestRunLoadAgainstRedis(t *testing.T) {
 	if !measuringSeen || !doneSeen {
 		t.Errorf("markers seen: measuring %v done %v", measuringSeen, doneSeen)
 	}
-	if m.Report.Requests == 0 || m.Report.Errors != 0 || m.ServerRSS < 1<<20 || m.ServerCPUTicks < 0 || m.ClientCPUPerReq <= 0 {
+	if m.Report.Requests == 0 || m.Report.Errors != 0 || m.ServerRSS < 1<<20 || m.ServerCPUTicks < 0 || m.ClientCPUPerReq <= 0 ||
+		m.BackgroundCores < 0 || m.BackgroundCores > float64(runtime.NumCPU()) {
 		t.Errorf("measured %+v", m)
 	}
 	if m.ServerCPUTicks > 0 && m.ServerCPUPerReq <= 0 {

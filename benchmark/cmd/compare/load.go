@@ -48,7 +48,29 @@ type measured struct {
 	ServerCPUTicks  int64      `json:"server_cpu_ticks"`
 	ServerCPUPerReq float64    `json:"server_cpu_us_per_request"`
 	ServerRSS       int64      `json:"server_rss_bytes"`
-	ClientCPUPerReq float64    `json:"client_cpu_us_per_request"` // whole shoal-load process
+	ClientCPUPerReq float64    `json:"client_cpu_us_per_request"` // shoal-load over the measured interval
+	// BackgroundCores is the CPU used by everything but the server and shoal-load over the
+	// measured interval, in cores: other jobs on a shared machine, and steal.
+	BackgroundCores float64 `json:"background_cores"`
+}
+
+// sample is one reading at a marker.
+type sample struct {
+	at                      time.Time
+	server, client, machine int64
+}
+
+func takeSample(serverPid, clientPid int) (sample, error) {
+	s := sample{at: time.Now()}
+	var err error
+	if s.server, err = cpuTicks(serverPid); err != nil {
+		return s, err
+	}
+	if s.client, err = cpuTicks(clientPid); err != nil {
+		return s, err
+	}
+	s.machine, err = machineBusyTicks()
+	return s, err
 }
 
 // hooks run at the markers, e.g. to start and stop perf.
@@ -71,25 +93,30 @@ func runLoad(ctx context.Context, loadBin string, srv *serverProc, args []string
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	var t0, t1, rss int64
+	var t0, t1 sample
+	var rss int64
 	var sampleErr error
+	keep := func(err error) {
+		if err != nil && sampleErr == nil {
+			sampleErr = err
+		}
+	}
 	var tail []string
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		line := sc.Text()
 		switch line {
 		case markerMeasuring:
-			t0, sampleErr = cpuTicks(srv.pid())
+			t0, err = takeSample(srv.pid(), cmd.Process.Pid)
+			keep(err)
 			if h.measuring != nil {
 				h.measuring()
 			}
 		case markerDone:
-			if t1, err = cpuTicks(srv.pid()); err != nil && sampleErr == nil {
-				sampleErr = err
-			}
-			if rss, err = rssBytes(srv.pid()); err != nil && sampleErr == nil {
-				sampleErr = err
-			}
+			t1, err = takeSample(srv.pid(), cmd.Process.Pid)
+			keep(err)
+			rss, err = rssBytes(srv.pid())
+			keep(err)
 			if h.done != nil {
 				h.done()
 			}
@@ -103,14 +130,20 @@ func runLoad(ctx context.Context, loadBin string, srv *serverProc, args []string
 	if sampleErr != nil {
 		return nil, sampleErr
 	}
-	m := &measured{ServerCPUTicks: t1 - t0, ServerRSS: rss}
+	if t0.at.IsZero() || t1.at.IsZero() {
+		return nil, fmt.Errorf("shoal-load %s printed no measuring/done markers", strings.Join(args, " "))
+	}
+	m := &measured{ServerCPUTicks: t1.server - t0.server, ServerRSS: rss}
+	if secs := t1.at.Sub(t0.at).Seconds(); secs > 0 {
+		other := (t1.machine - t0.machine) - m.ServerCPUTicks - (t1.client - t0.client)
+		m.BackgroundCores = max(0, float64(other)/float64(tck)/secs)
+	}
 	if err := json.Unmarshal(stdout.Bytes(), &m.Report); err != nil {
 		return nil, fmt.Errorf("shoal-load report: %v: %.300s", err, stdout.String())
 	}
 	if n := m.Report.Requests; n > 0 {
 		m.ServerCPUPerReq = float64(m.ServerCPUTicks) * 1e6 / float64(tck) / float64(n)
-		st := cmd.ProcessState
-		m.ClientCPUPerReq = float64(st.UserTime()+st.SystemTime()) / float64(time.Microsecond) / float64(n)
+		m.ClientCPUPerReq = float64(t1.client-t0.client) * 1e6 / float64(tck) / float64(n)
 	}
 	return m, nil
 }

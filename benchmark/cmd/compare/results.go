@@ -112,6 +112,9 @@ func (r *results) markdown(charts []string) string {
 	if r.Profile != "" {
 		p("- Profile: %s\n", r.Profile)
 	}
+	if bg := r.background(); len(bg) > 0 {
+		p("- Other load during the measured intervals (CPU used by everything but the server and shoal-load, steal included, from /proc/stat): median %.2f cores, highest %.2f, of %d.\n", median(bg), slices.Max(bg), r.Machine.CPUs)
+	}
 	base := "redis"
 	hasBase := slices.Contains(r.Servers, base)
 
@@ -183,7 +186,7 @@ func (r *results) markdown(charts []string) string {
 		}
 		p("| %s | %s%s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s |\n", s, group(sm.Throughput), errs, l.P50, l.P90, l.P99, l.P999, l.P9999, l.Max, rel)
 	}
-	p("\n## Load generator cost\n\nshoal-load's own CPU per request (whole process, warm-up and connection set-up included), median over servers, commands, connection counts and rounds:")
+	p("\n## Load generator cost\n\nshoal-load's own CPU per request over the measured interval, median over servers, commands, connection counts and rounds:")
 	_, _, pipes := r.axes()
 	for i, d := range pipes {
 		if i > 0 {
@@ -199,6 +202,14 @@ func (r *results) markdown(charts []string) string {
 		}
 	}
 	return b.String()
+}
+
+func (r *results) background() []float64 {
+	var v []float64
+	for _, rec := range r.Records {
+		v = append(v, rec.BackgroundCores)
+	}
+	return v
 }
 
 func (r *results) clientCPU(pipeline int) float64 {
