@@ -2,9 +2,13 @@ package eventloop
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,5 +107,40 @@ func TestAcceptBacksOffWhenOutOfDescriptors(t *testing.T) {
 		if !bytes.Equal(got, msg) {
 			t.Fatalf("client %d got %q", i, got)
 		}
+	}
+}
+
+// countingLog counts the log records whose message contains substr.
+type countingLog struct {
+	substr string
+	n      atomic.Int64
+}
+
+func (h *countingLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingLog) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.substr) {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h *countingLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingLog) WithGroup(string) slog.Handler      { return h }
+
+// TestUnexpectedAcceptErrorDoesNotSpin breaks the listener so accept fails
+// with EINVAL while epoll keeps reporting it readable: the acceptor must
+// back off instead of retrying (and logging) in a busy loop.
+func TestUnexpectedAcceptErrorDoesNotSpin(t *testing.T) {
+	logs := &countingLog{substr: "accept failed"}
+	s := startServer(t, &lineEcho{}, Options{Loops: 1, Logger: slog.New(logs)})
+	if err := unix.Shutdown(s.listenFd, unix.SHUT_RD); err != nil {
+		t.Skipf("cannot shut the listener down: %v", err)
+	}
+	// Wake the acceptor: a refused connection attempt is enough.
+	if c, err := dialErr(s); err == nil {
+		c.Close()
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := logs.n.Load(); n == 0 || n > 5 {
+		t.Fatalf("%d accept-failure log records in 300 ms, want 1 to 5 (0: the error went unseen; many: spinning)", n)
 	}
 }

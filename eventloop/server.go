@@ -303,11 +303,10 @@ func (s *Server) acceptBatch(lfd int, p *poller, b *acceptBackoff, own *loop) {
 			return
 		case isTemporaryAcceptErr(err):
 			continue
-		case isResourceAcceptErr(err):
-			b.pause(p, lfd, s.clock(), err, s.opts.Logger)
-			return
 		default:
-			s.opts.Logger.Error("eventloop: accept failed", "err", err)
+			// Out of descriptors or memory, or a broken listener: it stays
+			// readable, so retrying at once would spin.
+			b.pause(p, lfd, s.clock(), err, s.opts.Logger)
 			return
 		}
 	}
@@ -359,8 +358,9 @@ func (s *Server) LoopStats() []LoopStat {
 	return out
 }
 
-// acceptBackoff pauses accepting after the process or system runs out of
-// descriptors (EMFILE, ENFILE) or memory: the listener stays readable, so
+// acceptBackoff pauses accepting after an accept error that is not about
+// the one connection: the process or system ran out of descriptors (EMFILE,
+// ENFILE) or memory, or the listener broke. The listener stays readable, so
 // retrying at once would spin. The pause doubles from 5 ms to 1 s while the
 // condition lasts.
 type acceptBackoff struct {

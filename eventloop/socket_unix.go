@@ -128,13 +128,3 @@ func isTemporaryAcceptErr(err error) bool {
 	}
 	return false
 }
-
-// isResourceAcceptErr reports accept errors caused by running out of
-// descriptors or memory; retrying at once would spin.
-func isResourceAcceptErr(err error) bool {
-	switch err {
-	case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
-		return true
-	}
-	return false
-}
