@@ -7,7 +7,15 @@
 // which wins over the default.
 //
 // SIGTERM and SIGINT stop accepting, answer every request already received,
-// flush, and exit 0.
+// flush, and exit 0 (within --shutdown-timeout, default 30s).
+//
+// Limits: --maxclients (default 10000) refuses further connections with
+// "-ERR max number of clients reached"; a client whose unparsed input passes
+// --max-query-buffer (default 64mb) is closed, as is one whose pending
+// replies pass 64 MiB because it stopped reading; a bulk argument over
+// 512 MiB or more than INT_MAX arguments is a protocol error. Before AUTH,
+// with --requirepass, Redis's tighter limits apply (10 arguments, 16 KiB
+// bulks). --pprof-addr serves net/http/pprof for profiling.
 package main
 
 import (
