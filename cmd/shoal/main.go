@@ -164,6 +164,10 @@ func parseLogLevel(s string) (slog.Level, error) {
 }
 
 func run(cfg config) error {
+	// Catch signals before listening: a SIGTERM that arrives as soon as the
+	// port accepts must still mean a clean stop, not the default kill.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	level := new(slog.LevelVar)
 	level.Set(cfg.logLevel)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
@@ -217,8 +221,6 @@ func run(cfg config) error {
 		"loops", cfg.loops, "balancer", cfg.balancer, "maxclients", cfg.maxClients,
 		"auth", cfg.requirePass != "")
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	select {
