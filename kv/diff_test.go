@@ -125,6 +125,9 @@ var diffCases = map[string][]step{
 		c("SCAN 0 COUNT 1000", scanSorted), c("SCAN 0 MATCH k* COUNT 1000", scanSorted),
 		c("SCAN 0 TYPE string COUNT 1000", scanSorted), c("SCAN 0 TYPE list COUNT 1000", scanSorted),
 		c("SCAN 0 MATCH * COUNT 1000", scanSorted), c("scan 0 match x count 1000", scanSorted),
+		c("KEYS *a*", sortedBulk), c("KEYS k[a-b]", sortedBulk), s(sortedBulk, "KEYS", "k\\a"), c("KEYS [", sortedBulk),
+		c("KEYS k[", sortedBulk), s(sortedBulk, "KEYS", "\\"), c("KEYS k[b-a]", sortedBulk), c("KEYS ?", sortedBulk),
+		c("KEYS K*", sortedBulk), c("SCAN 0 MATCH k[^c] COUNT 1000", scanSorted),
 		c("SCAN x"), c("SCAN 0 COUNT 0"), c("SCAN 0 COUNT -1"), c("SCAN 0 COUNT abc"), c("SCAN 0 FOO bar"),
 		c("SCAN 0 COUNT"), c("SCAN 0 MATCH"), c("SCAN 1.5"), c("SCAN 18446744073709551616"), c("SCAN"), c("KEYS"),
 	},
@@ -222,10 +225,12 @@ func TestDifferentialAgainstRedis(t *testing.T) {
 	}
 	// Again with every case sent as one pipeline, so many commands meet in
 	// one read and one reply batch.
-	for name, steps := range diffCases {
-		t.Run("pipelined/"+name, func(t *testing.T) {
-			runDiff(t, redisAddr, shoal.addr, 2, steps, true)
-		})
+	for _, proto := range []int{2, 3} {
+		for name, steps := range diffCases {
+			t.Run("pipelined-resp"+strconv.Itoa(proto)+"/"+name, func(t *testing.T) {
+				runDiff(t, redisAddr, shoal.addr, proto, steps, true)
+			})
+		}
 	}
 }
 

@@ -313,3 +313,42 @@ func TestConfigGetGlobAndSet(t *testing.T) {
 		t.Errorf("after clearing requirepass: %q", r)
 	}
 }
+
+// TestScanVisitsEveryKey iterates SCAN with a small COUNT while keys stay
+// put: every key must be returned at least once and the cursor must end at 0.
+func TestScanVisitsEveryKey(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{})
+	conn := dialRaw(t, srv.addr)
+	const n = 2000
+	args := []string{"MSET"}
+	for i := 0; i < n; i++ {
+		args = append(args, "k"+strconv.Itoa(i), "v")
+	}
+	conn.do(args...)
+	seen := map[string]bool{}
+	cursor := "0"
+	for rounds := 0; ; rounds++ {
+		if rounds > n {
+			t.Fatal("SCAN did not finish")
+		}
+		rd := bufio.NewReader(strings.NewReader(conn.do("SCAN", cursor, "COUNT", "7")))
+		var lines []string
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				break
+			}
+			lines = append(lines, strings.TrimSuffix(line, "\r\n"))
+		}
+		cursor = lines[2]
+		for i := 5; i < len(lines); i += 2 {
+			seen[lines[i]] = true
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("SCAN returned %d distinct keys, want %d", len(seen), n)
+	}
+}
