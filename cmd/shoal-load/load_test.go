@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -358,5 +359,33 @@ func TestOpenLoopStopsWhenReaderFails(t *testing.T) {
 	}
 	if rep.Errors != 1 {
 		t.Errorf("errors %v, want the one protocol error", rep.ErrorsByKind)
+	}
+}
+
+// A reply with no request behind it is a protocol error, not a reason to spin through the
+// batch ring.
+func TestOpenLoopRejectsUnrequestedReply(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			// Two replies at once: at most the first request (due at once) can be out yet;
+			// the second is 100 ms away.
+			c.Write([]byte("+OK\r\n+OK\r\n"))
+			go io.Copy(io.Discard, c)
+		}
+	}()
+	cfg := testConfig(l.Addr().String())
+	cfg.Conns, cfg.Rate, cfg.Duration = 1, 10, 2*time.Second
+	rep := mustRun(t, cfg)
+	if rep.Errors != 1 || rep.ErrorsByKind["protocol error: a reply arrived for no request"] != 1 {
+		t.Errorf("errors %v, want one unrequested-reply protocol error", rep.ErrorsByKind)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"time"
 )
 
@@ -124,6 +125,9 @@ func (w *worker) readOpen() error {
 		kind, err := w.nextReply()
 		if err != nil {
 			return err
+		}
+		if k >= w.sentCount.Load() {
+			return errors.New("protocol error: a reply arrived for no request")
 		}
 		for k >= batch.end {
 			batch = w.batches[bi%int64(len(w.batches))]
