@@ -202,7 +202,7 @@ func (l *loop) register(fd int) {
 // replies with one write once the input has drained.
 func (l *loop) loopRead(c *Conn) {
 	for i := 0; i < maxReadsPerEvent; i++ {
-		n, err := unix.Read(c.fd, l.buf)
+		n, err := readFd(c.fd, l.buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -280,7 +280,7 @@ func (l *loop) loopFlush(c *Conn) {
 		return
 	}
 	for c.pending() > 0 {
-		n, err := unix.Write(c.fd, c.out.B[c.outPos:])
+		n, err := writeFd(c.fd, c.out.B[c.outPos:])
 		l.writeCalls++
 		if err == unix.EINTR {
 			continue
