@@ -217,8 +217,9 @@ func run(cfg config) error {
 			return err
 		}
 	}
+	// Report the loops actually started: --loops 0 means GOMAXPROCS.
 	logger.Info("shoal ready to accept connections", "addr", srv.Addr().String(),
-		"loops", cfg.loops, "balancer", cfg.balancer, "maxclients", cfg.maxClients,
+		"loops", len(srv.LoopStats()), "balancer", cfg.balancer, "maxclients", cfg.maxClients,
 		"auth", cfg.requirePass != "")
 
 	served := make(chan error, 1)

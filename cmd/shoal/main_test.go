@@ -116,6 +116,31 @@ func TestReadyLineNamesAddress(t *testing.T) {
 	}
 }
 
+// TestReadyLineShowsEffectiveLoops checks that the ready line reports the
+// loops actually running, not the flag's 0 meaning "GOMAXPROCS".
+func TestReadyLineShowsEffectiveLoops(t *testing.T) {
+	// The child inherits this; it pins GOMAXPROCS whatever the machine or
+	// cgroup limits say.
+	t.Setenv("GOMAXPROCS", "2")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "loops=2"},
+		{[]string{"--loops", "0"}, "loops=2"},
+		{[]string{"--loops", "3"}, "loops=3"},
+	} {
+		p := startBinary(t, tc.args...)
+		if err := p.stop(t, syscall.SIGTERM); err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+		out := p.stderr.String()
+		if !strings.Contains(out, tc.want+" ") {
+			t.Errorf("args %q: ready line lacks %q:\n%s", tc.args, tc.want, out)
+		}
+	}
+}
+
 func TestRedisBenchmarkRunsCleanly(t *testing.T) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark not installed")
