@@ -131,6 +131,15 @@ var diffCases = map[string][]step{
 		c("SCAN x"), c("SCAN 0 COUNT 0"), c("SCAN 0 COUNT -1"), c("SCAN 0 COUNT abc"), c("SCAN 0 FOO bar"),
 		c("SCAN 0 COUNT"), c("SCAN 0 MATCH"), c("SCAN 1.5"), c("SCAN 18446744073709551616"), c("SCAN"), c("KEYS"),
 	},
+	// SCAN cursors go through strtoul(3) in Redis; on an empty keyspace every
+	// accepted cursor answers "0" and an empty page.
+	"scan-cursors": {
+		c("SCAN -1"), c("SCAN +5"), c("SCAN -0"), c("SCAN 007"), c("SCAN 18446744073709551615"),
+		c("SCAN -18446744073709551615"), c("SCAN -18446744073709551616"), c("SCAN +"), c("SCAN -"), c("SCAN --1"),
+		c("SCAN +-1"), c("SCAN 0x10"), c("SCAN 1e3"), s(exact, "SCAN", ""), s(exact, "SCAN", " 1"), s(exact, "SCAN", "1 "),
+		s(exact, "SCAN", "\t1"), s(exact, "SCAN", "5\x00abc"), s(exact, "SCAN", "\x00"), s(exact, "SCAN", "-\x001"),
+		s(exact, "SCAN", "1\n"), c("SCAN -1 COUNT 5 MATCH k*"), c("SCAN -1 COUNT 0"),
+	},
 	"rename-randomkey": {
 		c("RANDOMKEY"), c("SET ka 1"), c("RANDOMKEY"), c("MSET kb 2 kc 3"), c("RENAME ka kz"), c("GET kz"), c("GET ka"),
 		c("RENAME missing x"), c("RENAME kz kz"), c("RENAMENX kb kc"), c("RENAMENX kb kq"), c("GET kq"),

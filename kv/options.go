@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"math"
 
 	"github.com/shoalkv/shoal/store"
@@ -188,22 +189,45 @@ func parseScanArgs(args [][]byte) (a scanArgs, errText string) {
 	return a, ""
 }
 
-// parseCursor parses a SCAN cursor: an unsigned decimal, as Redis's strtoul
-// check accepts it.
+// parseCursor parses a SCAN cursor exactly as Redis's
+// parseScanCursorOrReply does with strtoul(3) in base 10: the argument is a
+// C string (cut at the first NUL), may not start with white space, may have
+// one sign ("-1" wraps to 2^64-1), must have nothing after the digits and
+// must not overflow. An empty argument converts nothing and leaves strtoul's
+// end pointer on the terminating NUL, so Redis accepts it as cursor 0.
 func parseCursor(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) == 0 {
+		return 0, true
+	}
+	switch b[0] {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
 		return 0, false
 	}
+	neg := false
+	digits := b
+	if digits[0] == '+' || digits[0] == '-' {
+		neg = digits[0] == '-'
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return 0, false // no conversion: the end pointer stays on the sign
+	}
 	var v uint64
-	for _, c := range b {
+	for _, c := range digits {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
 		d := uint64(c - '0')
 		if v > (math.MaxUint64-d)/10 {
-			return 0, false
+			return 0, false // ERANGE
 		}
 		v = v*10 + d
+	}
+	if neg {
+		v = -v
 	}
 	return v, true
 }
