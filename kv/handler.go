@@ -163,8 +163,35 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 	if cl.closeAfterReply {
 		return len(in)
 	}
-	cl.lastActive.Store(nowMillis())
 	cl.out = c.OutputBuffer()
+	consumed := h.onBatch(cl, in)
+	if cl.out != nil {
+		c.SetOutputBuffer(cl.out)
+		cl.out = nil
+	}
+	if cl.closeAfterReply {
+		_ = c.Close()
+	}
+	return consumed
+}
+
+// onBatch is the per-read work of OnTraffic that does not touch the Conn:
+// the client's activity time, its commands, and the statistics.
+func (h *Handler) onBatch(cl *client, in []byte) int {
+	cl.lastActive.Store(nowMillis())
+	consumed := h.execute(cl, in)
+	if cl.batchCmds > 0 {
+		h.totalCommands.Add(cl.batchCmds)
+		cl.batchCmds = 0
+	}
+	return consumed
+}
+
+// execute runs every complete command at the front of in, appending the
+// replies to cl.out, and returns how many bytes it consumed. It is
+// OnTraffic without the Conn bookkeeping, so benchmarks can drive the
+// parse-dispatch-reply path alone.
+func (h *Handler) execute(cl *client, in []byte) int {
 	consumed := 0
 	for consumed < len(in) {
 		args, n, err := cl.parser.Parse(in[consumed:])
@@ -178,9 +205,8 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 			cl.out = append(cl.out, err.Error()...)
 			cl.out = append(cl.out, '\r', '\n')
 			cl.closeAfterReply = true
-			consumed = len(in)
 			h.opts.Logger.Debug("protocol error", "id", cl.id, "addr", cl.addr, "err", err)
-			break
+			return len(in)
 		}
 		consumed += n
 		if len(args) == 0 {
@@ -194,31 +220,28 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 			cl.parser = resp.Parser{Limits: cl.parser.Limits, Unauthenticated: cl.parser.Unauthenticated}
 		}
 		if cl.closeAfterReply {
-			consumed = len(in)
-			break
+			return len(in)
 		}
-		if len(cl.out) >= h.opts.FlushBytes {
-			c.SetOutputBuffer(cl.out)
-			if err := c.Flush(); err != nil {
-				// The loop closed c (e.g. its output passed the hard
-				// limit): stop executing its remaining commands.
-				cl.out = nil
-				cl.closeAfterReply = true
-				return len(in)
-			}
-			cl.out = c.OutputBuffer()
+		if len(cl.out) >= h.opts.FlushBytes && cl.conn != nil && !cl.flushMidBatch() {
+			return len(in)
 		}
-	}
-	c.SetOutputBuffer(cl.out)
-	cl.out = nil
-	if cl.batchCmds > 0 {
-		h.totalCommands.Add(cl.batchCmds)
-		cl.batchCmds = 0
-	}
-	if cl.closeAfterReply {
-		_ = c.Close()
 	}
 	return consumed
+}
+
+// flushMidBatch hands the replies so far to the Conn to be written, so a
+// long pipeline of large replies does not build one huge buffer. It reports
+// false when the loop closed the connection (e.g. its output passed the
+// hard limit): the remaining commands must not run.
+func (cl *client) flushMidBatch() bool {
+	cl.conn.SetOutputBuffer(cl.out)
+	if err := cl.conn.Flush(); err != nil {
+		cl.out = nil
+		cl.closeAfterReply = true
+		return false
+	}
+	cl.out = cl.conn.OutputBuffer()
+	return true
 }
 
 // dispatch runs one command: lookup, arity, authentication, then the
