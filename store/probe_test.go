@@ -11,13 +11,43 @@ import (
 // home slot and lookups would walk whole clusters. With independent bits, linear probing
 // at load a costs (1+1/(1-a))/2 probes per successful lookup on average (Knuth), which is
 // what this checks per shard on the keys redis-benchmark and shoal-load use.
+//
+// The churn case deletes and re-adds keys so that backward-shift deletion and the shrink
+// and grow rehashes have run: they must not leave longer runs than a fresh table.
 func TestProbeLengthsMatchUniformHashing(t *testing.T) {
-	s := New(Options{ActiveExpireInterval: -1})
-	defer s.Close()
 	const n = 100_000
-	for i := 0; i < n; i++ {
-		s.Set(fmt.Appendf(nil, "key:%012d", i), []byte("xxx"), SetOptions{}, nil)
-	}
+	key := func(i int) []byte { return fmt.Appendf(nil, "key:%012d", i) }
+	t.Run("fresh", func(t *testing.T) {
+		s := New(Options{ActiveExpireInterval: -1})
+		defer s.Close()
+		for i := 0; i < n; i++ {
+			s.Set(key(i), []byte("xxx"), SetOptions{}, nil)
+		}
+		checkProbeLengths(t, s)
+	})
+	t.Run("churn", func(t *testing.T) {
+		s := New(Options{ActiveExpireInterval: -1})
+		defer s.Close()
+		for i := 0; i < 4*n; i++ {
+			s.Set(key(i), []byte("xxx"), SetOptions{}, nil)
+		}
+		// Delete 7 keys in 8 (shrinking most shards' index), then add new keys back up
+		// to n live keys: what is left went through deletes, shrinks and regrowth.
+		for i := 0; i < 4*n; i++ {
+			if i%8 != 0 {
+				s.Del([][]byte{key(i)})
+			}
+		}
+		for i := 4 * n; s.DBSize() < n; i++ {
+			s.Set(key(i), []byte("xxx"), SetOptions{}, nil)
+		}
+		checkProbeLengths(t, s)
+	})
+}
+
+func checkProbeLengths(t *testing.T, s *Store) {
+	t.Helper()
+	n := float64(s.DBSize())
 	var probes, expected float64
 	var falseTags, longest int
 	for si := range s.shards {
@@ -44,7 +74,7 @@ func TestProbeLengthsMatchUniformHashing(t *testing.T) {
 		}
 	}
 	avg, want := probes/n, expected/n
-	t.Logf("%d keys: %.3f probes per hit (uniform hashing predicts %.3f), longest %d, %.4f tag false positives per hit",
+	t.Logf("%.0f keys: %.3f probes per hit (uniform hashing predicts %.3f), longest %d, %.4f tag false positives per hit",
 		n, avg, want, longest, float64(falseTags)/n)
 	if avg > want*1.15 {
 		t.Errorf("average probes per hit %.3f, want at most 1.15 x %.3f: hash bits are correlated", avg, want)
