@@ -3,6 +3,12 @@
 package eventloop
 
 import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -19,6 +25,11 @@ type poller struct {
 	epfd   int
 	wakefd int
 	events []unix.EpollEvent
+	file   *os.File        // epfd, registered with the runtime's netpoller
+	raw    syscall.RawConn // file's, to park on it
+	n      int             // result of the last epoll_wait, for the park callback
+	errno  syscall.Errno
+	polled bool // wait has just polled: the park callback's first call need not
 }
 
 func openPoller() (*poller, error) {
@@ -33,9 +44,22 @@ func openPoller() (*poller, error) {
 	}
 	p := &poller{epfd: epfd, wakefd: wakefd, events: make([]unix.EpollEvent, 256)}
 	if err := p.add(wakefd, true, false); err != nil {
+		unix.Close(wakefd)
+		unix.Close(epfd)
+		return nil, err
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(wakefd)
+		unix.Close(epfd)
+		return nil, err
+	}
+	p.file = os.NewFile(uintptr(epfd), "epoll")
+	raw, err := p.file.SyscallConn()
+	if err != nil {
 		p.close()
 		return nil, err
 	}
+	p.raw = raw
 	return p, nil
 }
 
@@ -62,14 +86,64 @@ func (p *poller) modify(fd int, read, write bool) error {
 	return unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
 }
 
-// wait blocks until events arrive or timeoutMs passes (-1: forever) and
-// returns how many events event(i) can report.
+// wait returns the ready events, waiting until some arrive or timeoutMs
+// passes (-1: forever). It polls without blocking and, when nothing is
+// ready, parks the goroutine on the runtime's netpoller until the epoll
+// descriptor becomes readable: a loop blocked in its own epoll_wait would
+// sit in a system call, and the runtime would hand its P to another thread
+// and take it back on every wake-up.
 func (p *poller) wait(timeoutMs int) (int, error) {
-	n, err := unix.EpollWait(p.epfd, p.events, timeoutMs)
-	if err == unix.EINTR {
+	if n, err := p.poll(); n != 0 || err != nil || timeoutMs == 0 {
+		return n, err
+	}
+	if timeoutMs > 0 {
+		_ = p.file.SetReadDeadline(time.Now().Add(time.Duration(timeoutMs) * time.Millisecond))
+	} else {
+		_ = p.file.SetReadDeadline(time.Time{})
+	}
+	p.polled = true
+	err := p.raw.Read(p.parkPoll)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return 0, nil
 	}
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	if p.errno != 0 {
+		return 0, p.errno
+	}
+	return p.n, nil
+}
+
+// parkPoll is the RawConn.Read callback: done once events or an error came.
+// Its first call comes straight after wait's own empty poll, so it parks
+// at once; an event that arrived in between has already marked the
+// descriptor ready in the netpoller, and the park returns immediately.
+func (p *poller) parkPoll(uintptr) bool {
+	if p.polled {
+		p.polled, p.n, p.errno = false, 0, 0
+		return false
+	}
+	p.n, p.errno = p.pollRaw()
+	return p.n > 0 || p.errno != 0
+}
+
+func (p *poller) poll() (int, error) {
+	n, e := p.pollRaw()
+	if e != 0 {
+		return 0, e
+	}
+	return n, nil
+}
+
+// pollRaw is epoll_wait with a zero timeout; it never blocks, so it skips
+// the runtime's syscall bookkeeping.
+func (p *poller) pollRaw() (int, syscall.Errno) {
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.epfd), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), 0, 0, 0)
+	if e == unix.EINTR {
+		return 0, 0
+	}
+	return int(n), e
 }
 
 // event reports the i-th event of the last wait. wake is true for the wake
@@ -108,5 +182,5 @@ func (p *poller) wake() error {
 
 func (p *poller) close() {
 	unix.Close(p.wakefd)
-	unix.Close(p.epfd)
+	p.file.Close() // also deregisters epfd from the runtime's netpoller
 }
