@@ -3,6 +3,11 @@
 //
 //	go run ./examples/echo -addr 127.0.0.1:7000 -loops 2
 //	# then connect with any TCP client, e.g. telnet 127.0.0.1 7000
+//
+// It doubles as a load target for the loop itself: a RESP command echoed
+// back is a well-formed RESP reply, so redis-benchmark can drive it
+// (redis-benchmark -p 7000 -t ping_mbulk -c 50 -P 1 -q) and the server's
+// CPU per request compares with redis-server answering PING.
 package main
 
 import (
