@@ -6,8 +6,7 @@
 #   go build -o /tmp/echo ./examples/echo
 #   ECHO=/tmp/echo P=1 examples/echo/syscalls_per_request.sh 100000 [echo flags]
 N=${1:-100000}; shift
-N=${1:-100000}; shift
-ECHO=${ECHO:-/tmp/ev/echo}
+ECHO=${ECHO:?set ECHO to an examples/echo binary}
 $ECHO -addr 127.0.0.1:7100 "$@" 2>/dev/null & EP=$!
 redis-server --port 7101 --save '' --appendonly no >/dev/null 2>&1 & RP=$!
 sleep 0.5
