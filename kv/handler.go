@@ -248,7 +248,7 @@ func (cl *client) flushMidBatch() bool {
 // implementation, in the order redis-server checks them.
 func (h *Handler) dispatch(cl *client, args [][]byte) {
 	cl.batchCmds++
-	cmd := lookupName(commands, args[0])
+	cmd := dispatchIdx.find(args[0])
 	if cmd == nil {
 		if equalFold(args[0], "POST") || equalFold(args[0], "HOST:") {
 			// An HTTP request sent to the Redis port (a cross-protocol

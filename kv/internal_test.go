@@ -2,6 +2,7 @@ package kv
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,25 @@ func TestParseCursorMatchesStrtoul(t *testing.T) {
 		got, ok := parseCursor([]byte(tc.in))
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("parseCursor(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestCommandIndexAgreesWithMap checks the dispatch index against the name
+// map for every command in three cases, and for near misses that share a
+// slot's hash inputs (length, first and last byte) with a real command.
+func TestCommandIndexAgreesWithMap(t *testing.T) {
+	for name, want := range commands {
+		for _, variant := range []string{name, strings.ToUpper(name), strings.ToUpper(name[:1]) + name[1:]} {
+			if got := dispatchIdx.find([]byte(variant)); got != want {
+				t.Errorf("find(%q) = %v, want %q", variant, got, want.name)
+			}
+		}
+	}
+	for _, miss := range []string{"", "gat", "sex", "g", "gett", "GE", "g\x00t", "get\x00", "scam", "x", strings.Repeat("a", 300),
+		"inc\xd2", "[et", "Get ", "pin\xe7"} {
+		if got := dispatchIdx.find([]byte(miss)); got != nil {
+			t.Errorf("find(%q) = %q, want nil", miss, got.name)
 		}
 	}
 }
