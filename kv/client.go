@@ -27,7 +27,7 @@ type client struct {
 	proto           int  // 2 or 3
 	authed          bool // AUTH succeeded, or no password was required at connect
 	closeAfterReply bool // QUIT, protocol error, CLIENT KILL of itself
-	batchCmds       int64
+	batchCmds       int64 // commands run in the current OnTraffic call
 
 	// Immutable after OnOpen.
 	id         int64
@@ -35,7 +35,8 @@ type client struct {
 	laddr      string
 	fd         int
 	createdAt  int64 // unix ms
-	lastActive atomic.Int64
+	lastActive atomic.Int64 // Handler.clock at the last read with data
+	commands   atomic.Int64 // commands run; written by the loop, read by INFO
 	lastCmd    atomic.Pointer[command]
 	protoShown atomic.Int32 // proto as CLIENT LIST shows it
 
@@ -66,9 +67,10 @@ func (cl *client) getName() string {
 
 // registry tracks live clients for CLIENT LIST/KILL and INFO.
 type registry struct {
-	mu      sync.Mutex
-	clients map[int64]*client
-	nextID  atomic.Int64
+	mu             sync.Mutex
+	clients        map[int64]*client
+	closedCommands int64 // commands of the clients already removed; under mu
+	nextID         atomic.Int64
 }
 
 func (r *registry) add(cl *client) {
@@ -80,10 +82,28 @@ func (r *registry) add(cl *client) {
 	r.mu.Unlock()
 }
 
+// remove drops cl, keeping its command count in the total. OnClose runs on
+// cl's loop, so the count is final.
 func (r *registry) remove(cl *client) {
 	r.mu.Lock()
-	delete(r.clients, cl.id)
+	if _, ok := r.clients[cl.id]; ok {
+		delete(r.clients, cl.id)
+		r.closedCommands += cl.commands.Load()
+	}
 	r.mu.Unlock()
+}
+
+// commands returns how many commands all clients, live and gone, have run.
+// Summing under mu keeps a closing client from being counted twice or not
+// at all.
+func (r *registry) commands() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.closedCommands
+	for _, cl := range r.clients {
+		n += cl.commands.Load()
+	}
+	return n
 }
 
 func (r *registry) count() int {

@@ -268,7 +268,7 @@ func cmdConfigSet(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdConfigResetStat(h *Handler, cl *client, _ [][]byte) {
-	h.totalCommands.Store(0)
+	h.commandsBase.Store(h.clients.commands())
 	h.totalConnections.Store(0)
 	h.errors.reset()
 	cl.writeOK()

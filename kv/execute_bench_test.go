@@ -76,3 +76,31 @@ func BenchmarkCommandLookup(b *testing.B) {
 }
 
 var sinkCommand *command
+
+// BenchmarkExecuteGET1Parallel runs non-pipelined GETs from one client per
+// goroutine, as the loops do: any state they all write per request (a
+// shared counter) shows up here as cache-line contention.
+func BenchmarkExecuteGET1Parallel(b *testing.B) {
+	st := store.New(store.Options{ActiveExpireInterval: -1})
+	defer st.Close()
+	h := New(st, Options{})
+	defer h.Close()
+	setup := &client{h: h, proto: 2, authed: true}
+	setup.parser.Limits = h.opts.Limits
+	h.execute(setup, []byte(setReq))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		cl := &client{h: h, proto: 2, authed: true, out: make([]byte, 0, 4096)}
+		cl.parser.Limits = h.opts.Limits
+		in := []byte(getReq)
+		ran := false
+		for pb.Next() {
+			cl.out = cl.out[:0]
+			h.onBatch(cl, in)
+			ran = true
+		}
+		if ran && string(cl.out) != getReply {
+			b.Errorf("reply %q", cl.out)
+		}
+	})
+}

@@ -124,7 +124,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 	case "stats":
 		b = append(b, "# Stats\r\n"...)
 		field("total_connections_received", h.totalConnections.Load())
-		field("total_commands_processed", h.totalCommands.Load())
+		field("total_commands_processed", h.totalCommands())
 		field("instantaneous_ops_per_sec", h.ops.rate.Load())
 		field("rejected_connections", 0)
 		field("total_error_replies", h.errors.total.Load())
