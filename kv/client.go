@@ -24,9 +24,9 @@ type client struct {
 	parser resp.Parser
 	out    []byte // the Conn's output buffer while OnTraffic runs, else nil
 
-	proto           int  // 2 or 3
-	authed          bool // AUTH succeeded, or no password was required at connect
-	closeAfterReply bool // QUIT, protocol error, CLIENT KILL of itself
+	proto           int   // 2 or 3
+	authed          bool  // AUTH succeeded, or no password was required at connect
+	closeAfterReply bool  // QUIT, protocol error, CLIENT KILL of itself
 	batchCmds       int64 // commands run in the current OnTraffic call
 
 	// Immutable after OnOpen.
@@ -34,7 +34,7 @@ type client struct {
 	addr       string
 	laddr      string
 	fd         int
-	createdAt  int64 // unix ms
+	createdAt  int64        // unix ms
 	lastActive atomic.Int64 // Handler.clock at the last read with data
 	commands   atomic.Int64 // commands run; written by the loop, read by INFO
 	lastCmd    atomic.Pointer[command]
