@@ -7,6 +7,12 @@
 // unchanged; the package tests check this byte for byte against a real
 // redis-server.
 //
+// INFO reports what Shoal knows and keeps the fields monitoring tools
+// require even where it does not: rejected_connections always reads 0
+// (connections over maxclients are refused inside the eventloop, which
+// keeps no count), the Commandstats and Latencystats sections are empty,
+// and the persistence fields describe a server with persistence off.
+//
 // Ownership: a Handler is shared by every loop. Per-connection state (the
 // parser, protocol version, authentication, name) lives in a client stored in
 // the Conn's context and is touched only by that connection's loop, except for

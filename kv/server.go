@@ -126,6 +126,9 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("total_connections_received", h.totalConnections.Load())
 		field("total_commands_processed", h.totalCommands())
 		field("instantaneous_ops_per_sec", h.ops.rate.Load())
+		// Not known: the eventloop turns connections over MaxConns away
+		// before the Handler sees them and exposes no count. Redis tools
+		// expect the field, so it stays, reading 0 (see the package doc).
 		field("rejected_connections", 0)
 		field("total_error_replies", h.errors.total.Load())
 		field("expired_keys", st.ExpiredKeys)
