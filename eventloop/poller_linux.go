@@ -29,7 +29,6 @@ type poller struct {
 	raw    syscall.RawConn // file's, to park on it
 	n      int             // result of the last epoll_wait, for the park callback
 	errno  syscall.Errno
-	polled bool // wait has just polled: the park callback's first call need not
 }
 
 func openPoller() (*poller, error) {
@@ -101,7 +100,6 @@ func (p *poller) wait(timeoutMs int) (int, error) {
 	} else {
 		_ = p.file.SetReadDeadline(time.Time{})
 	}
-	p.polled = true
 	err := p.raw.Read(p.parkPoll)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return 0, nil
@@ -116,14 +114,10 @@ func (p *poller) wait(timeoutMs int) (int, error) {
 }
 
 // parkPoll is the RawConn.Read callback: done once events or an error came.
-// Its first call comes straight after wait's own empty poll, so it parks
-// at once; an event that arrived in between has already marked the
-// descriptor ready in the netpoller, and the park returns immediately.
+// It must poll even on its first call, right after wait's own empty poll:
+// RawConn.Read first clears the descriptor's readiness in the netpoller,
+// so an event that arrived in between would otherwise be lost.
 func (p *poller) parkPoll(uintptr) bool {
-	if p.polled {
-		p.polled, p.n, p.errno = false, 0, 0
-		return false
-	}
 	p.n, p.errno = p.pollRaw()
 	return p.n > 0 || p.errno != 0
 }
