@@ -104,3 +104,8 @@ func BenchmarkExecuteGET1Parallel(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkExecuteMGET2(b *testing.B) {
+	benchExecute(b, "*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n",
+		"*3\r\n$4\r\nMGET\r\n$1\r\na\r\n$1\r\nb\r\n", "*2\r\n$1\r\n1\r\n$1\r\n2\r\n", 1)
+}

@@ -13,6 +13,13 @@ import (
 func cmdGet(h *Handler, cl *client, args [][]byte) {
 	start := len(cl.out)
 	out, found, err := h.store.Get(cl.out, args[1])
+	cl.finishValue(out, start, found, err)
+}
+
+// finishValue completes the reply to a command that had the store append a
+// string value to cl.out from start: the value as a bulk string, null if
+// the key was missing, or the store's error.
+func (cl *client) finishValue(out []byte, start int, found bool, err error) {
 	switch {
 	case err != nil:
 		cl.writeError(err.Error())
@@ -81,14 +88,7 @@ func cmdGetSet(h *Handler, cl *client, args [][]byte) {
 func cmdGetDel(h *Handler, cl *client, args [][]byte) {
 	start := len(cl.out)
 	out, found, err := h.store.GetDel(cl.out, args[1])
-	switch {
-	case err != nil:
-		cl.writeError(err.Error())
-	case !found:
-		cl.writeNull()
-	default:
-		cl.out = finishBulk(out, start)
-	}
+	cl.finishValue(out, start, found, err)
 }
 
 func cmdGetEx(h *Handler, cl *client, args [][]byte) {
@@ -117,14 +117,7 @@ func cmdGetEx(h *Handler, cl *client, args [][]byte) {
 	}
 	start := len(cl.out)
 	out, found, err := h.store.GetEx(cl.out, args[1], o)
-	switch {
-	case err != nil:
-		cl.writeError(err.Error())
-	case !found:
-		cl.writeNull()
-	default:
-		cl.out = finishBulk(out, start)
-	}
+	cl.finishValue(out, start, found, err)
 }
 
 func cmdMGet(h *Handler, cl *client, args [][]byte) {
