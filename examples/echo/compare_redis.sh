@@ -10,6 +10,7 @@ ROUNDS=$1; N=$2; A=$3; B=$4; shift 4
 $A -addr 127.0.0.1:7100 "$@" 2>/dev/null & AP=$!
 $B -addr 127.0.0.1:7102 "$@" 2>/dev/null & BP=$!
 redis-server --port 7101 --save '' --appendonly no >/dev/null 2>&1 & RP=$!
+trap 'kill $AP $BP $RP 2>/dev/null' EXIT INT TERM
 sleep 0.5
 tck=$(getconf CLK_TCK)
 declare -A sum

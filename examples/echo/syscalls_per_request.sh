@@ -8,6 +8,7 @@
 N=${1:-100000}; shift
 ECHO=${ECHO:?set ECHO to an examples/echo binary}
 $ECHO -addr 127.0.0.1:7100 "$@" 2>/dev/null & EP=$!
+trap 'kill $EP $RP 2>/dev/null' EXIT INT TERM
 redis-server --port 7101 --save '' --appendonly no >/dev/null 2>&1 & RP=$!
 sleep 0.5
 EV=syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep,syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_ctl,syscalls:sys_enter_sched_yield,raw_syscalls:sys_enter,context-switches
