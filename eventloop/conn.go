@@ -24,6 +24,7 @@ const (
 	flagAbort                         // close at the next settle point, drop output
 	flagDirty                         // queued in loop.dirty for a flush
 	flagCloseCalled                   // Close was called: the handler may write no more
+	flagDrainInput                    // shutting down: read until the socket is empty, then close
 )
 
 // Conn is one client connection, owned for its lifetime by one loop.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -206,5 +208,50 @@ func TestShutdownDeadlineClosesStuckConnections(t *testing.T) {
 	}
 	if errs := h.closeErrs(); len(errs) != 1 || !errors.Is(errs[0], ErrServerClosed) {
 		t.Fatalf("close errors %v, want one ErrServerClosed", errs)
+	}
+}
+
+// TestShutdownAnswersEverythingInTheSocketBuffer: requests that reached the
+// server's socket before Shutdown began are answered even when they are far
+// more than one read cycle takes (8 reads of the 64 KiB loop buffer).
+func TestShutdownAnswersEverythingInTheSocketBuffer(t *testing.T) {
+	h := &connCatcher{conns: make(chan *Conn, 1)}
+	s := startServer(t, h, Options{Loops: 1, SocketRecvBuffer: 4 << 20})
+	client := dial(t, s)
+	client.(*net.TCPConn).SetWriteBuffer(4 << 20)
+	c := <-h.conns
+	var req bytes.Buffer
+	for i := 0; req.Len() < 2<<20; i++ {
+		fmt.Fprintf(&req, "request number %d\n", i)
+	}
+
+	release := stallLoop(t, c)
+	written := make(chan error, 1)
+	go func() { _, err := client.Write(req.Bytes()); written <- err }()
+	select {
+	case err := <-written:
+		if err != nil {
+			release()
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		release()
+		t.Fatal("2 MiB did not fit in the socket buffers while the loop was stalled")
+	}
+	replies := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(client); replies <- b }()
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond) // let Shutdown queue behind the stall
+	release()
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if got := <-replies; !bytes.Equal(got, req.Bytes()) {
+		t.Fatalf("got %d of %d reply bytes", len(got), req.Len())
 	}
 }

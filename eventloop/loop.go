@@ -207,6 +207,7 @@ func (l *loop) loopRead(c *Conn) {
 			continue
 		}
 		if err == unix.EAGAIN {
+			l.inputDrained(c)
 			break
 		}
 		if err != nil {
@@ -219,7 +220,11 @@ func (l *loop) loopRead(c *Conn) {
 		}
 		c.lastActive = l.now
 		l.deliver(c, l.buf[:n])
-		if c.flags&(flagAbort|flagClosing|flagPaused) != 0 || n < len(l.buf) {
+		if n < len(l.buf) {
+			l.inputDrained(c)
+			break
+		}
+		if c.flags&(flagAbort|flagClosing|flagPaused) != 0 {
 			break
 		}
 		if c.pending() >= l.srv.opts.FlushThreshold {
@@ -228,6 +233,15 @@ func (l *loop) loopRead(c *Conn) {
 	}
 	l.loopFlush(c)
 	l.settle(c)
+}
+
+// inputDrained notes that c's socket had no more input. During a graceful
+// shutdown that is the moment c has been answered everything it sent before
+// the shutdown, so it closes once its output is written.
+func (l *loop) inputDrained(c *Conn) {
+	if c.flags&flagDrainInput != 0 {
+		c.flags |= flagClosing
+	}
 }
 
 // deliver presents c's unconsumed input plus data to OnTraffic and keeps
@@ -286,6 +300,7 @@ func (l *loop) loopFlush(c *Conn) {
 			continue
 		}
 		if err == unix.EAGAIN {
+			l.inputDrained(c)
 			break
 		}
 		if err != nil {
@@ -349,7 +364,14 @@ func (l *loop) settle(c *Conn) {
 			return
 		}
 	}
+	resumed := read && c.flags&flagReading == 0
 	c.flags = flags
+	if resumed && flags&flagDrainInput != 0 {
+		// Draining, and reading again after backpressure: the socket may
+		// already be empty, and then no readiness event would ever come to
+		// let it close. Read now; that read notices the empty socket.
+		l.loopRead(c)
+	}
 }
 
 // abort marks c to be closed at the next settle point, dropping its output,

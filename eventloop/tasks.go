@@ -106,7 +106,10 @@ func (l *loop) flushDirty() {
 
 // beginDrain starts a graceful shutdown of this loop: stop accepting, answer
 // what each connection has already sent, then close each one once its
-// output is written.
+// output is written. "Already sent" is everything in the socket's receive
+// buffer: a connection keeps being read (under the usual backpressure) until
+// a read finds the socket empty, and only then is it marked closing. A peer
+// that never stops sending is cut off by Shutdown's context deadline.
 func (l *loop) beginDrain() {
 	l.draining = true
 	if l.listenFd >= 0 {
@@ -114,14 +117,14 @@ func (l *loop) beginDrain() {
 		l.listenFd = -1
 	}
 	for _, c := range l.conns {
-		if c == nil || c.isClosed() {
+		if c == nil || c.isClosed() || c.flags&flagClosing != 0 {
 			continue
 		}
+		c.flags |= flagDrainInput
 		if c.flags&flagReading != 0 {
 			l.loopRead(c)
-		}
-		if !c.isClosed() && c.flags&flagClosing == 0 {
-			c.flags |= flagClosing
+		} else {
+			// Paused by backpressure: reading resumes when its output drains.
 			l.markDirty(c)
 		}
 	}
