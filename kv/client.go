@@ -27,6 +27,7 @@ type client struct {
 	proto           int   // 2 or 3
 	authed          bool  // AUTH succeeded, or no password was required at connect
 	closeAfterReply bool  // QUIT, protocol error, CLIENT KILL of itself
+	valueDigits     uint8 // digits of the last GET value's length: the next header's guess
 	batchCmds       int64 // commands run in the current OnTraffic call
 
 	// Immutable after OnOpen.

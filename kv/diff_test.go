@@ -61,6 +61,16 @@ var diffCases = map[string][]step{
 		c("SET k"), c("SET"), s(exact, "SET", "", ""), s(exact, "GET", ""), s(exact, "SET", "bin\x00\r\nkey", "v\x00\r\n"),
 		s(exact, "GET", "bin\x00\r\nkey"), c("SET k v EX 10 NX"), c("SET k v EXAT 1"), c("GET k"), c("SET k v PXAT 9223372036854775807"),
 	},
+	// GET reserves its header from the previous value's length; values of
+	// growing and shrinking lengths take both ways of fixing a wrong guess.
+	"get-value-lengths": {
+		s(exact, "SET", "l1", "x"), s(exact, "SET", "l12", strings.Repeat("y", 12)),
+		s(exact, "SET", "l1234", strings.Repeat("z", 1234)), s(exact, "SET", "l100k", strings.Repeat("w", 100000)),
+		s(exact, "SET", "l0", ""), c("GET l1"), c("GET l1"), c("GET l12"), c("GET l1234"), c("GET l100k"), c("GET l1"),
+		c("GET l100k"), c("GET l0"), c("GET l12"), c("GET missing"), c("GET l1234"), c("GETEX l12"), c("GETEX l100k PERSIST"),
+		c("GETEX l1"), c("GETDEL l1234"), c("GETDEL l1234"), c("GETDEL l0"), c("MSET h 1"), c("GETEX l12 EX 100"),
+		c("GETDEL l100k"), c("GET l12"),
+	},
 	"setnx-setex-getset-getdel": {
 		c("SETNX k v"), c("SETNX k v"), c("SETEX k 10 v"), c("TTL k", approxInt), c("SETEX k 0 v"), c("SETEX k abc v"),
 		c("SETEX k -1 v"), c("PSETEX k 1000 v"), c("PTTL k", approxInt), c("PSETEX k 0 v"), c("SETEX k 10"),

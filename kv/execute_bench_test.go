@@ -109,3 +109,11 @@ func BenchmarkExecuteMGET2(b *testing.B) {
 	benchExecute(b, "*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n",
 		"*3\r\n$4\r\nMGET\r\n$1\r\na\r\n$1\r\nb\r\n", "*2\r\n$1\r\n1\r\n$1\r\n2\r\n", 1)
 }
+
+// BenchmarkExecuteGET16K reads a 16 KiB value, where moving the value to
+// make room for its header would cost as much as copying it out.
+func BenchmarkExecuteGET16K(b *testing.B) {
+	val := bytes.Repeat([]byte("v"), 16<<10)
+	setup := "*3\r\n$3\r\nSET\r\n$7\r\nkey:001\r\n$16384\r\n" + string(val) + "\r\n"
+	benchExecute(b, setup, getReq, "$16384\r\n"+string(val)+"\r\n", 1)
+}

@@ -121,15 +121,16 @@ func (h *Handler) OnShutdown() { h.Close() }
 func (h *Handler) OnOpen(c *eventloop.Conn) {
 	now := nowMillis()
 	cl := &client{
-		conn:      c,
-		h:         h,
-		proto:     2,
-		authed:    !h.authRequired.Load(),
-		id:        h.clients.nextID.Add(1),
-		addr:      addrString(c.RemoteAddr()),
-		laddr:     addrString(c.LocalAddr()),
-		fd:        c.Fd(),
-		createdAt: now,
+		conn:        c,
+		h:           h,
+		proto:       2,
+		valueDigits: 1,
+		authed:      !h.authRequired.Load(),
+		id:          h.clients.nextID.Add(1),
+		addr:        addrString(c.RemoteAddr()),
+		laddr:       addrString(c.LocalAddr()),
+		fd:          c.Fd(),
+		createdAt:   now,
 	}
 	cl.parser.Limits = h.opts.Limits
 	cl.parser.Unauthenticated = !cl.authed

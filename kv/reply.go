@@ -65,15 +65,47 @@ func (cl *client) writeVerbatim(text []byte) {
 // copy), and this inserts the "$len\r\n" header in front of it by moving the
 // value right, then adds the trailing CRLF.
 func finishBulk(out []byte, start int) []byte {
-	n := len(out) - start
+	return finishReservedBulk(out, start, start)
+}
+
+// reserveBulkHeader appends a placeholder "$" header for a value of a
+// digits-digit length and returns out and where the value will start. If
+// the guess is right, finishReservedBulk writes the header in place and the
+// value is never moved; GET uses the previous value's length as the guess,
+// which is right for the fixed-size values of most workloads.
+func reserveBulkHeader(out []byte, digits int) ([]byte, int) {
+	n := 1 + digits + 2
+	out = slices.Grow(out, n)[:len(out)+n]
+	return out, len(out)
+}
+
+// finishReservedBulk frames out[valueStart:] as a bulk string whose header
+// goes at hdrStart, where reserveBulkHeader left room (or none, if
+// hdrStart == valueStart). It moves the value only when the header's size
+// differs from the room.
+func finishReservedBulk(out []byte, hdrStart, valueStart int) []byte {
+	n := len(out) - valueStart
 	var hdr [24]byte
 	h := append(hdr[:0], '$')
 	h = strconv.AppendInt(h, int64(n), 10)
 	h = append(h, '\r', '\n')
-	grow := len(h) + 2
-	out = slices.Grow(out, grow)[:len(out)+grow]
-	copy(out[start+len(h):], out[start:start+n])
-	copy(out[start:], h)
-	out[len(out)-2], out[len(out)-1] = '\r', '\n'
-	return out
+	if shift := len(h) - (valueStart - hdrStart); shift != 0 {
+		if shift > 0 {
+			out = slices.Grow(out, shift)
+		}
+		out = out[:len(out)+shift]
+		copy(out[hdrStart+len(h):], out[valueStart:valueStart+n])
+	}
+	copy(out[hdrStart:], h)
+	return append(out, '\r', '\n')
+}
+
+// digitCount returns how many decimal digits n >= 0 has.
+func digitCount(n int) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
 }

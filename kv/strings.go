@@ -7,26 +7,32 @@ import (
 )
 
 // String commands. Values are appended by the store straight into the
-// output buffer and framed with finishBulk, so GET and SET copy each value
-// once and allocate nothing.
+// output buffer and framed there (finishValue, finishBulk), so replies
+// allocate nothing; GET's header is reserved before the value so that a
+// value of the expected length is copied once and never moved.
 
 func cmdGet(h *Handler, cl *client, args [][]byte) {
-	start := len(cl.out)
-	out, found, err := h.store.Get(cl.out, args[1])
-	cl.finishValue(out, start, found, err)
+	out, start := reserveBulkHeader(cl.out, int(cl.valueDigits))
+	out, found, err := h.store.Get(out, args[1])
+	cl.finishValue(out, len(cl.out), start, found, err)
 }
 
 // finishValue completes the reply to a command that had the store append a
-// string value to cl.out from start: the value as a bulk string, null if
-// the key was missing, or the store's error.
-func (cl *client) finishValue(out []byte, start int, found bool, err error) {
+// string value to out from start, after room for its header from hdrStart
+// (cl.out is out[:hdrStart]): the value as a bulk string, null if the key
+// was missing, or the store's error. It remembers the value's length as
+// the next header's guess.
+func (cl *client) finishValue(out []byte, hdrStart, start int, found bool, err error) {
 	switch {
 	case err != nil:
+		cl.out = out[:hdrStart]
 		cl.writeError(err.Error())
 	case !found:
+		cl.out = out[:hdrStart]
 		cl.writeNull()
 	default:
-		cl.out = finishBulk(out, start)
+		cl.valueDigits = uint8(digitCount(len(out) - start))
+		cl.out = finishReservedBulk(out, hdrStart, start)
 	}
 }
 
@@ -86,9 +92,9 @@ func cmdGetSet(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdGetDel(h *Handler, cl *client, args [][]byte) {
-	start := len(cl.out)
-	out, found, err := h.store.GetDel(cl.out, args[1])
-	cl.finishValue(out, start, found, err)
+	out, start := reserveBulkHeader(cl.out, int(cl.valueDigits))
+	out, found, err := h.store.GetDel(out, args[1])
+	cl.finishValue(out, len(cl.out), start, found, err)
 }
 
 func cmdGetEx(h *Handler, cl *client, args [][]byte) {
@@ -115,9 +121,9 @@ func cmdGetEx(h *Handler, cl *client, args [][]byte) {
 		}
 		o.ExpireAt = at
 	}
-	start := len(cl.out)
-	out, found, err := h.store.GetEx(cl.out, args[1], o)
-	cl.finishValue(out, start, found, err)
+	out, start := reserveBulkHeader(cl.out, int(cl.valueDigits))
+	out, found, err := h.store.GetEx(out, args[1], o)
+	cl.finishValue(out, len(cl.out), start, found, err)
 }
 
 func cmdMGet(h *Handler, cl *client, args [][]byte) {
