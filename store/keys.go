@@ -22,8 +22,7 @@ func (s *Store) Del(keys [][]byte) int {
 		sh.mu.Unlock()
 		return n
 	}
-	var ml multiLock
-	s.lockKeys(&ml, keys, 1, true)
+	ml := s.lockKeys(keys, 1, true)
 	n := 0
 	for i, k := range keys {
 		n += s.delLocked(&s.shards[ml.shard[i]], uint32(ml.hash[i]), k)
@@ -46,8 +45,7 @@ func (s *Store) delLocked(sh *shard, h uint32, key []byte) int {
 
 // Exists counts how many of keys exist; a key named twice counts twice.
 func (s *Store) Exists(keys [][]byte) int {
-	var ml multiLock
-	s.lockKeys(&ml, keys, 1, false)
+	ml := s.lockKeys(keys, 1, false)
 	n, now := 0, int64(-1)
 	for i, k := range keys {
 		sh := &s.shards[ml.shard[i]]
@@ -193,9 +191,8 @@ func (s *Store) RenameNX(src, dst []byte) (bool, error) {
 }
 
 func (s *Store) rename(src, dst []byte, nx bool) (bool, error) {
-	var ml multiLock
 	keys := [2][]byte{src, dst}
-	s.lockKeys(&ml, keys[:], 1, true)
+	ml := s.lockKeys(keys[:], 1, true)
 	defer ml.unlock(s)
 	ssh, dsh := &s.shards[ml.shard[0]], &s.shards[ml.shard[1]]
 	sb, db := ssh.used, dsh.used
@@ -242,8 +239,7 @@ func (s *Store) rename(src, dst []byte, nx bool) (bool, error) {
 // keys) while holding all their shards, so the result is one atomic snapshot. val is
 // arena memory valid only during visit; visit must not call back into s.
 func (s *Store) MGet(keys [][]byte, visit func(i int, val []byte, found bool)) {
-	var ml multiLock
-	s.lockKeys(&ml, keys, 1, false)
+	ml := s.lockKeys(keys, 1, false)
 	now := int64(-1)
 	for i, k := range keys {
 		sh := &s.shards[ml.shard[i]]
@@ -264,6 +260,15 @@ func (s *Store) MGet(keys [][]byte, visit func(i int, val []byte, found bool)) {
 		visit(i, nil, false)
 	}
 	ml.unlock(s)
+}
+
+// usedOf sums the used memory of the given shards, which the caller holds locked.
+func (s *Store) usedOf(shards []int) int64 {
+	var n int64
+	for _, i := range shards {
+		n += s.shards[i].used
+	}
+	return n
 }
 
 // MSet sets k1 v1 k2 v2 ... atomically, clearing their expiries.
@@ -290,12 +295,12 @@ func (s *Store) mset(pairs [][]byte, nx bool) (bool, error) {
 			return false, err
 		}
 	}
-	var ml multiLock
-	s.lockKeys(&ml, pairs, 2, true)
+	ml := s.lockKeys(pairs, 2, true)
 	defer ml.unlock(s)
-	for _, i := range ml.order {
-		defer func(sh *shard, before int64) { s.account(sh.used - before) }(&s.shards[i], s.shards[i].used)
-	}
+	// Publish the locked shards' change of used memory once, at the end: a
+	// defer per shard would be heap-allocated in this loop.
+	before := s.usedOf(ml.order)
+	defer func() { s.account(s.usedOf(ml.order) - before) }()
 	if nx {
 		for i := 0; i < len(pairs); i += 2 {
 			if _, id := s.lookupWrite(&s.shards[ml.shard[i/2]], uint32(ml.hash[i/2]), pairs[i]); id >= 0 {

@@ -1,6 +1,9 @@
 package store
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // multiLock holds the shards of a multi-key operation. Shards are locked in ascending
 // index order, so two multi-key operations can never wait on each other in a cycle.
@@ -15,8 +18,19 @@ type multiLock struct {
 	orderBuf [8]int
 }
 
-// lockKeys hashes keys[0], keys[stride], ... and locks their shards.
-func (s *Store) lockKeys(ml *multiLock, keys [][]byte, stride int, write bool) {
+// multiLocks recycles multiLocks: one points into its own arrays, which
+// makes a local one escape to the heap, and every multi-key command would
+// allocate it.
+var multiLocks = sync.Pool{New: func() any { return new(multiLock) }}
+
+// maxPooledKeys bounds the per-key slices a pooled multiLock keeps, so one
+// huge MGET does not pin its index memory for good.
+const maxPooledKeys = 1024
+
+// lockKeys hashes keys[0], keys[stride], ... and locks their shards. The
+// caller releases the locks and the multiLock with unlock.
+func (s *Store) lockKeys(keys [][]byte, stride int, write bool) *multiLock {
+	ml := multiLocks.Get().(*multiLock)
 	n := (len(keys) + stride - 1) / stride
 	ml.hash, ml.shard, ml.order = ml.hashBuf[:0], ml.shardBuf[:0], ml.orderBuf[:0]
 	ml.write = write
@@ -45,8 +59,10 @@ func (s *Store) lockKeys(ml *multiLock, keys [][]byte, stride int, write bool) {
 			s.shards[i].mu.RLock()
 		}
 	}
+	return ml
 }
 
+// unlock releases the shards and returns ml to the pool; ml is not used after.
 func (ml *multiLock) unlock(s *Store) {
 	for i := len(ml.order) - 1; i >= 0; i-- {
 		if ml.write {
@@ -55,4 +71,8 @@ func (ml *multiLock) unlock(s *Store) {
 			s.shards[ml.order[i]].mu.RUnlock()
 		}
 	}
+	if cap(ml.hash) > maxPooledKeys || cap(ml.order) > maxPooledKeys {
+		return
+	}
+	multiLocks.Put(ml)
 }

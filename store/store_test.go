@@ -255,3 +255,31 @@ func TestHashCollisionsNeverMixKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestMultiKeyOperationsDoNotAllocate(t *testing.T) {
+	s := New(Options{ActiveExpireInterval: -1})
+	defer s.Close()
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	pairs := [][]byte{keys[0], []byte("1"), keys[1], []byte("2"), keys[2], []byte("3")}
+	if err := s.MSet(pairs); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	visit := func(i int, val []byte, ok bool) {
+		if ok {
+			found++
+		}
+	}
+	for name, op := range map[string]func(){
+		"MGet":   func() { s.MGet(keys, visit) },
+		"Exists": func() { s.Exists(keys) },
+		"MSet":   func() { s.MSet(pairs) },
+	} {
+		if n := testing.AllocsPerRun(100, op); n != 0 {
+			t.Errorf("%s: %v allocs per call, want 0", name, n)
+		}
+	}
+	if found == 0 {
+		t.Fatal("MGet found none of the keys it set")
+	}
+}
