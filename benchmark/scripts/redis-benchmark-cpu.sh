@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Server CPU per request and throughput of shoal and redis-server under
+# redis-benchmark, the two servers alternating run by run (issue 5's check).
+#
+#   benchmark/scripts/redis-benchmark-cpu.sh [rounds] [requests]
+#
+# For each round, pipeline depth (1, 16) and command (get, set) it runs
+#   redis-benchmark -c 50 -P depth -t cmd -n requests -r 100000 -q
+# against each server in turn (the order flips every round) and reads the
+# server's utime+stime from /proc/PID/stat before and after. Prints one line
+# per run and a median table at the end. Needs redis-server, redis-benchmark, go.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rounds=${1:-3}
+requests=${2:-200000}
+tick=$(getconf CLK_TCK)
+tmp=$(mktemp -d)
+go build -o "$tmp/shoal" ./cmd/shoal
+
+"$tmp/shoal" --port 16401 --loglevel warning & shoal_pid=$!
+redis-server --port 16402 --save "" --appendonly no --loglevel warning & redis_pid=$!
+trap 'kill $shoal_pid $redis_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+for port in 16401 16402; do
+  until redis-cli -p $port ping >/dev/null 2>&1; do sleep 0.1; done
+done
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+run() { # server pid port depth cmd
+  local before after out rps
+  before=$(cpu_ticks "$2")
+  out=$(redis-benchmark -p "$3" -c 50 -P "$4" -t "$5" -n "$requests" -r 100000 -q 2>&1 | tr '\r' '\n' | grep -i "requests per second" | tail -1)
+  after=$(cpu_ticks "$2")
+  rps=$(sed -E 's/.*: ([0-9.]+) requests per second.*/\1/' <<<"$out")
+  awk -v s="$1" -v d="$4" -v c="$5" -v t=$((after - before)) -v hz="$tick" -v n="$requests" -v r="$rps" \
+    'BEGIN { printf "%s %s P=%s %.0f %.2f\n", c, s, d, r, t / hz * 1e6 / n }' | tee -a "$tmp/runs"
+}
+
+for ((round = 1; round <= rounds; round++)); do
+  for depth in 1 16; do
+    for cmd in get set; do
+      if ((round % 2)); then order="shoal redis"; else order="redis shoal"; fi
+      for s in $order; do
+        if [ "$s" = shoal ]; then run shoal $shoal_pid 16401 $depth $cmd; else run redis $redis_pid 16402 $depth $cmd; fi
+      done
+    done
+  done
+done
+
+echo
+echo "medians over $rounds rounds (redis-benchmark -c 50 -n $requests -r 100000):"
+printf '%-6s %-4s %14s %14s %14s %14s %8s\n' cmd P shoal_req/s redis_req/s shoal_cpu_us redis_cpu_us cpu_ratio
+for depth in 1 16; do
+  for cmd in get set; do
+    med() { grep "^$cmd $1 P=$depth " "$tmp/runs" | awk "{print \$$2}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+    sr=$(med shoal 4); rr=$(med redis 4); sc=$(med shoal 5); rc=$(med redis 5)
+    awk -v c=$cmd -v d=$depth -v sr=$sr -v rr=$rr -v sc=$sc -v rc=$rc \
+      'BEGIN { printf "%-6s %-4s %14.0f %14.0f %14.2f %14.2f %7.2fx\n", c, d, sr, rr, sc, rc, sc / rc }'
+  done
+done
