@@ -142,9 +142,21 @@ func TestExecuteRunsOnTheLoop(t *testing.T) {
 	}
 }
 
+// bootRecorder remembers the Server its OnBoot was given.
+type bootRecorder struct {
+	lineEcho
+	booted *Server
+}
+
+func (h *bootRecorder) OnBoot(s *Server) { h.booted = s }
+
 func TestMaxConnsRejectsWithMessage(t *testing.T) {
 	msg := "-ERR max number of clients reached\r\n"
-	s := startServer(t, &lineEcho{}, Options{MaxConns: 2, RejectMessage: []byte(msg)})
+	h := &bootRecorder{}
+	s := startServer(t, h, Options{MaxConns: 2, RejectMessage: []byte(msg)})
+	if h.booted != s {
+		t.Fatalf("OnBoot got %p, want the server %p", h.booted, s)
+	}
 	a, b := dial(t, s), dial(t, s)
 	for _, c := range []interface{ Write([]byte) (int, error) }{a, b} {
 		c.Write([]byte("ok\n"))
@@ -156,6 +168,9 @@ func TestMaxConnsRejectsWithMessage(t *testing.T) {
 		t.Fatalf("rejected connection got %q", got)
 	}
 	expectEOF(t, extra)
+	if n := s.Rejected(); n != 1 {
+		t.Fatalf("Rejected() = %d after one refused connection, want 1", n)
+	}
 	a.Close()
 	waitFor(t, "a slot to free", func() bool { return s.NumConns() == 1 })
 	c := dial(t, s)

@@ -38,6 +38,11 @@ type CloseHandler interface{ OnClose(c *Conn, err error) }
 // server has stopped. OnShutdown runs once, after all loops have stopped.
 type ShutdownHandler interface{ OnShutdown() }
 
+// BootHandler is implemented by handlers that want the Server they run on,
+// e.g. to report its counters. OnBoot runs once in Start, after the
+// listeners are bound and before any connection is accepted.
+type BootHandler interface{ OnBoot(s *Server) }
+
 // Server runs a Handler on a set of event loops.
 type Server struct {
 	handler    Handler
@@ -50,8 +55,9 @@ type Server struct {
 	loops    []*loop
 	addr     net.Addr
 	numConns atomic.Int64
-	closing  atomic.Bool // Shutdown has begun
-	forced   atomic.Bool // Shutdown's ctx ended before the loops drained
+	rejected atomic.Int64 // connections turned away by MaxConns
+	closing  atomic.Bool  // Shutdown has begun
+	forced   atomic.Bool  // Shutdown's ctx ended before the loops drained
 
 	// Acceptor goroutine only (nil poller with ReusePort).
 	listenFd int
@@ -148,6 +154,9 @@ func (s *Server) start() error {
 		}
 		s.stats = make([]LoopStat, len(s.loops))
 	}
+	if b, ok := s.handler.(BootHandler); ok {
+		b.OnBoot(s)
+	}
 	for _, l := range s.loops {
 		s.loopsDone.Add(1)
 		go l.run()
@@ -221,6 +230,9 @@ func (s *Server) Addr() net.Addr {
 
 // NumConns returns the number of open connections.
 func (s *Server) NumConns() int { return int(s.numConns.Load()) }
+
+// Rejected returns how many connections MaxConns has turned away since Start.
+func (s *Server) Rejected() int64 { return s.rejected.Load() }
 
 // Shutdown stops accepting, lets every loop answer the input it has already
 // received, writes pending output and closes every connection, then calls
@@ -317,6 +329,7 @@ func (s *Server) admit(fd int, own *loop) {
 	n := s.numConns.Add(1)
 	if max := s.opts.MaxConns; max > 0 && n > int64(max) {
 		s.numConns.Add(-1)
+		s.rejected.Add(1)
 		if len(s.opts.RejectMessage) > 0 {
 			_, _ = unix.Write(fd, s.opts.RejectMessage)
 		}

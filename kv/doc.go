@@ -8,10 +8,11 @@
 // redis-server.
 //
 // INFO reports what Shoal knows and keeps the fields monitoring tools
-// require even where it does not: rejected_connections always reads 0
-// (connections over maxclients are refused inside the eventloop, which
-// keeps no count), the Commandstats and Latencystats sections are empty,
-// and the persistence fields describe a server with persistence off.
+// require even where it does not: the Commandstats and Latencystats
+// sections are empty, and the persistence fields describe a server with
+// persistence off. rejected_connections comes from the eventloop Server
+// (connections over maxclients never reach the Handler), which the Handler
+// learns through OnBoot.
 //
 // Ownership: a Handler is shared by every loop. Per-connection state (the
 // parser, protocol version, authentication, name) lives in a client stored in

@@ -66,6 +66,10 @@ type Handler struct {
 
 	authRequired atomic.Bool
 
+	// server is the eventloop Server h runs on (set by OnBoot), for the
+	// counters only it knows, such as connections refused over maxclients.
+	server atomic.Pointer[eventloop.Server]
+
 	// clock is the wall clock in unix ms, advanced every 100 ms by cron:
 	// activity times need no more, and reading the clock per request cost
 	// a tenth of a non-pipelined GET.
@@ -84,6 +88,9 @@ type Handler struct {
 }
 
 // New returns a Handler serving s. Call Close (or let the eventloop call
+// OnBoot records the Server h runs on.
+func (h *Handler) OnBoot(s *eventloop.Server) { h.server.Store(s) }
+
 // OnShutdown) to stop its background sampler.
 func New(s *store.Store, o Options) *Handler {
 	if o.Limits == (resp.Limits{}) {

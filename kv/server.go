@@ -126,10 +126,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("total_connections_received", h.totalConnections.Load())
 		field("total_commands_processed", h.totalCommands())
 		field("instantaneous_ops_per_sec", h.ops.rate.Load())
-		// Not known: the eventloop turns connections over MaxConns away
-		// before the Handler sees them and exposes no count. Redis tools
-		// expect the field, so it stays, reading 0 (see the package doc).
-		field("rejected_connections", 0)
+		field("rejected_connections", h.rejectedConnections())
 		field("total_error_replies", h.errors.total.Load())
 		field("expired_keys", st.ExpiredKeys)
 		field("evicted_keys", st.EvictedKeys)
@@ -226,4 +223,13 @@ func cmdTime(_ *Handler, cl *client, _ [][]byte) {
 	cl.writeArray(2)
 	cl.writeBulk(strconv.AppendInt(buf[:0], now.Unix(), 10))
 	cl.writeBulk(strconv.AppendInt(buf[:0], int64(now.Nanosecond()/1000), 10))
+}
+
+// rejectedConnections is how many connections the eventloop refused over
+// maxclients; they never reach the Handler, so only the Server counts them.
+func (h *Handler) rejectedConnections() int64 {
+	if s := h.server.Load(); s != nil {
+		return s.Rejected()
+	}
+	return 0
 }

@@ -253,7 +253,21 @@ func TestMaxClientsRejectsExtraConnection(t *testing.T) {
 	if string(got) != "-ERR max number of clients reached\r\n" {
 		t.Errorf("third client got %q", got)
 	}
-	_ = held
+	// Free a slot, then INFO must count the one refusal. The slot frees
+	// when the server sees the close, so a refused attempt is retried.
+	held[0].Close()
+	var info string
+	for try := 0; try < 50 && info == ""; try++ {
+		out, err := exec.Command("redis-cli", "-p", strconv.Itoa(p.port), "INFO", "stats").CombinedOutput()
+		if err == nil && strings.Contains(string(out), "# Stats") {
+			info = string(out)
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if !strings.Contains(info, "rejected_connections:1\r\n") && !strings.Contains(info, "rejected_connections:1\n") {
+		t.Fatalf("INFO stats after one refused client, want rejected_connections:1 in:\n%s", info)
+	}
 }
 
 // TestSIGTERMAnswersPipelinedRequests writes 10,000 pipelined INCRs, waits
