@@ -62,6 +62,9 @@ func (p *progress) loop() {
 				p.redraw(fmt.Sprintf("warmup %.1fs", float64(now-st.start)/1e9))
 				continue
 			}
+			if now-lastAt < int64(period)/2 {
+				continue // the measuring marker just reset the window; a rate over it is noise
+			}
 			rate := float64(done-lastDone) / (float64(now-lastAt) / 1e9)
 			lastAt, lastDone = now, done
 			p99 := float64(st.lat.merged().ValueAtQuantile(99)) / 1e3
