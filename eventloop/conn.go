@@ -17,14 +17,17 @@ var inboundPool, outboundPool bytebufferpool.Pool
 
 // Connection state flags, loop goroutine only.
 const (
-	flagPaused      uint8 = 1 << iota // read interest dropped: output above high water
-	flagWriting                       // write interest registered: a write was partial
-	flagReading                       // read interest registered
-	flagClosing                       // close once output is flushed and queued tasks ran; read no more
-	flagAbort                         // close at the next settle point, drop output
-	flagDirty                         // queued in loop.dirty for a flush
-	flagCloseCalled                   // Close was called: the handler may write no more
-	flagDrainInput                    // shutting down: read until the socket is empty, then close
+	flagPaused      uint16 = 1 << iota // read interest dropped: output above high water
+	flagWriting                        // write interest registered: a write was partial
+	flagReading                        // read interest registered
+	flagClosing                        // close once output is flushed and queued tasks ran; read no more
+	flagAbort                          // close at the next settle point, drop output
+	flagDirty                          // queued in loop.dirty for a flush
+	flagCloseCalled                    // Close was called: the handler may write no more
+	flagDrainInput                     // shutting down: read until the socket is empty, then close
+	flagStalled                        // OnTraffic left input unconsumed because the output was full
+	flagPeerClosed                     // a read saw the peer's FIN: no more input can come
+	flagLingering                      // closed for the handler; discarding input until the peer closes
 )
 
 // Conn is one client connection, owned for its lifetime by one loop.
@@ -41,15 +44,16 @@ type Conn struct {
 	fd   int   // immutable
 
 	// Loop goroutine only.
-	ctx        any
-	in         *bytebufferpool.ByteBuffer // unconsumed input; nil when none
-	out        *bytebufferpool.ByteBuffer // output, written from outPos on; nil when none
-	outPos     int
-	lastActive time.Duration // loop clock at the last read
-	flags      uint8
-	closeErr   error // reason passed to OnClose for a deferred close
-	local      net.Addr
-	remote     net.Addr
+	ctx         any
+	in          *bytebufferpool.ByteBuffer // unconsumed input; nil when none
+	out         *bytebufferpool.ByteBuffer // output, written from outPos on; nil when none
+	outPos      int
+	lastActive  time.Duration // loop clock at the last read
+	flags       uint16
+	closeErr    error         // reason passed to OnClose for a deferred close
+	lingerUntil time.Duration // loop clock at which a lingering close gives up
+	local       net.Addr
+	remote      net.Addr
 
 	// closed is set by the loop under loop.mu, and queued changes under
 	// loop.mu when a task is queued, so a graceful close that sees no
@@ -72,9 +76,11 @@ func (c *Conn) pending() int {
 // Write appends p to c's output. The output is sent when the loop finishes
 // the current batch of input, or earlier past Options.FlushThreshold. It
 // returns ErrConnClosed after Close, and an error wrapping ErrOutputLimit
-// (and closes c) if the output would pass Options.OutputHardLimit.
+// (and closes c) if more than Options.OutputHardLimit was already waiting
+// to be written: the peer is not reading. One write may be larger than the
+// limit.
 func (c *Conn) Write(p []byte) (int, error) {
-	if err := c.reserve(len(p)); err != nil {
+	if err := c.reserve(); err != nil {
 		return 0, err
 	}
 	c.out.B = append(c.out.B, p...)
@@ -83,30 +89,42 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // WriteString is Write for a string, without converting it first.
 func (c *Conn) WriteString(s string) (int, error) {
-	if err := c.reserve(len(s)); err != nil {
+	if err := c.reserve(); err != nil {
 		return 0, err
 	}
 	c.out.B = append(c.out.B, s...)
 	return len(s), nil
 }
 
-// reserve checks that n more bytes of output are allowed and makes sure c
-// has an output buffer.
-func (c *Conn) reserve(n int) error {
+// reserve checks that the handler may write to c and makes sure c has an
+// output buffer.
+func (c *Conn) reserve() error {
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return ErrConnClosed
 	}
-	return c.grow(n)
+	return c.grow()
 }
 
-// grow makes room for n more bytes of output within OutputHardLimit.
-func (c *Conn) grow(n int) error {
-	if p, limit := c.pending()+n, c.loop.srv.opts.OutputHardLimit; p > limit {
-		c.loop.abort(c, fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, p, limit))
-		return c.closeErr
+// grow makes sure c has an output buffer, unless the output already
+// waiting passes OutputHardLimit: then it closes c.
+func (c *Conn) grow() error {
+	if err := c.checkHardLimit(); err != nil {
+		return err
 	}
 	if c.out == nil {
 		c.out = c.loop.outBufs.get()
+	}
+	return nil
+}
+
+// checkHardLimit closes c if more than OutputHardLimit of its output is
+// still unsent. It looks at what is already pending, not at what is about
+// to be added, so that a single reply of any size can be sent: the limit
+// is for peers that do not read, as Redis's client-output-buffer-limit is.
+func (c *Conn) checkHardLimit() error {
+	if p, limit := c.pending(), c.loop.srv.opts.OutputHardLimit; p > limit {
+		c.loop.abort(c, fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, p, limit))
+		return c.closeErr
 	}
 	return nil
 }
@@ -125,14 +143,14 @@ func (c *Conn) OutputBuffer() []byte {
 }
 
 // SetOutputBuffer replaces c's pending output with b, normally the slice
-// from OutputBuffer with replies appended. If b is longer than
-// Options.OutputHardLimit, c is closed and b dropped.
+// from OutputBuffer with replies appended. If the output pending before
+// (what OutputBuffer returned) was already above Options.OutputHardLimit,
+// c is closed and b dropped.
 func (c *Conn) SetOutputBuffer(b []byte) {
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return
 	}
-	if limit := c.loop.srv.opts.OutputHardLimit; len(b) > limit {
-		c.loop.abort(c, fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, len(b), limit))
+	if c.checkHardLimit() != nil {
 		return
 	}
 	if c.out == nil {
@@ -141,6 +159,13 @@ func (c *Conn) SetOutputBuffer(b []byte) {
 	c.out.B = b
 	c.outPos = 0
 }
+
+// OutputFull reports whether c's pending output is above
+// Options.OutputHighWater. The loop then stops reading c; a handler should
+// stop consuming input and return. The input it leaves is presented again,
+// without waiting for new bytes, once the output drains below
+// Options.OutputLowWater.
+func (c *Conn) OutputFull() bool { return c.pending() > c.loop.srv.opts.OutputHighWater }
 
 // OutboundBuffered reports how many bytes of output wait to be written.
 func (c *Conn) OutboundBuffered() int { return c.pending() }

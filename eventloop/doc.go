@@ -26,12 +26,29 @@
 // # Limits
 //
 // Above Options.OutputHighWater of pending output a loop stops reading the
-// connection until its output drains below Options.OutputLowWater. Output
-// past Options.OutputHardLimit, or unconsumed input past
-// Options.MaxInboundBuffer, closes the connection and logs why. Options.
-// MaxConns turns extra connections away with Options.RejectMessage, and
-// accept backs off when descriptors run out. Options.IdleTimeout closes
-// silent connections, tracked by one timing wheel per loop.
+// connection until its output drains below Options.OutputLowWater.
+// Conn.OutputFull tells a handler the same, so it can stop consuming a deep
+// pipeline mid-way and return; what it leaves is presented again once the
+// output drains, without waiting for the peer to send more. A write that
+// finds more than Options.OutputHardLimit still unsent (a peer that does
+// not read) closes the connection and logs why; one reply may be larger
+// than the limit. Unconsumed input past Options.MaxInboundBuffer closes the
+// connection too. Options.MaxConns turns extra connections away with
+// Options.RejectMessage, and accept backs off when descriptors run out.
+// Options.IdleTimeout closes silent connections, tracked by one timing
+// wheel per loop.
+//
+// # Closing
+//
+// A graceful close (Conn.Close, the peer's half-close, Server.Shutdown)
+// sends all pending output first. Server.Shutdown also answers everything
+// already in each socket: it keeps reading, under the usual backpressure,
+// until a read finds the socket empty. If the peer has not yet received
+// every reply, the descriptor is then half-closed and the loop discards
+// whatever else the peer sends until the peer has them all or closes (at
+// most two seconds), because closing a socket that has unread input, or
+// that input reaches later, sends a reset, and the reset drops the replies
+// still on their way.
 //
 // # Goroutines
 //

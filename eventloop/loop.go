@@ -18,6 +18,14 @@ const maxReadsPerEvent = 8
 // loadWindow is how often a loop folds its busy time into its published load.
 const loadWindow = 20 * time.Millisecond
 
+// lingerTimeout bounds how long a gracefully closed connection keeps
+// reading and discarding input while its last replies are on the way.
+const lingerTimeout = 2 * time.Second
+
+// lingerCheck is how often a loop with lingering connections looks whether
+// their peers have acknowledged everything.
+const lingerCheck = 10 * time.Millisecond
+
 // loadAlpha is the EWMA weight of the newest window: about the last five
 // windows (~100 ms) dominate.
 const loadAlpha = 0.3
@@ -45,6 +53,7 @@ type loop struct {
 	numConns    int
 	running     []task // tasks being run, swapped with tasks
 	dirty       []*Conn
+	lingering   []*Conn // closed for the handler, descriptor still open
 	inBufs      bufCache
 	outBufs     bufCache
 	wheel       *idleWheel // nil without IdleTimeout
@@ -100,6 +109,10 @@ func (l *loop) run() {
 				if c == nil {
 					continue
 				}
+				if c.flags&flagLingering != 0 {
+					l.lingerRead(c)
+					continue
+				}
 				if writable && c.flags&flagWriting != 0 {
 					l.loopWrite(c)
 				}
@@ -116,6 +129,9 @@ func (l *loop) run() {
 		}
 		if l.wheel != nil {
 			l.wheel.advance(l.now, l.expire)
+		}
+		if len(l.lingering) > 0 {
+			l.sweepLingering()
 		}
 		if l.draining && l.numConns == 0 {
 			l.stop(nil)
@@ -150,6 +166,9 @@ func (l *loop) waitMillis() int {
 		min(int(loadWindow / time.Millisecond))
 	}
 	min(l.backoff.waitMillis(l.now))
+	if len(l.lingering) > 0 {
+		min(int(lingerCheck / time.Millisecond))
+	}
 	return ms
 }
 
@@ -215,7 +234,7 @@ func (l *loop) loopRead(c *Conn) {
 			return
 		}
 		if n == 0 { // peer finished sending: answer what it sent, then close
-			c.flags |= flagClosing
+			c.flags |= flagClosing | flagPeerClosed
 			break
 		}
 		c.lastActive = l.now
@@ -277,6 +296,12 @@ func (l *loop) deliver(c *Conn, data []byte) {
 	}
 	if c.pending() > l.srv.opts.OutputHighWater {
 		c.flags |= flagPaused
+		if len(rest) > 0 {
+			// Perhaps only a partial request; perhaps the handler stopped
+			// because the output is full. Either way settle presents
+			// the rest again once the output drains.
+			c.flags |= flagStalled
+		}
 	}
 }
 
@@ -299,8 +324,7 @@ func (l *loop) loopFlush(c *Conn) {
 		if err == unix.EINTR {
 			continue
 		}
-		if err == unix.EAGAIN {
-			l.inputDrained(c)
+		if err == unix.EAGAIN { // the socket is full; loopWrite continues
 			break
 		}
 		if err != nil {
@@ -336,6 +360,13 @@ func (l *loop) settle(c *Conn) {
 	if c.flags&flagAbort != 0 {
 		l.closeConn(c, c.closeErr)
 		return
+	}
+	if c.flags&flagStalled != 0 {
+		l.resumeStalled(c)
+		if c.flags&flagAbort != 0 {
+			l.closeConn(c, c.closeErr)
+			return
+		}
 	}
 	pending := c.pending()
 	if c.flags&flagClosing != 0 && pending == 0 && l.closeUnlessQueued(c) {
@@ -374,6 +405,22 @@ func (l *loop) settle(c *Conn) {
 	}
 }
 
+// resumeStalled presents the input OnTraffic left while c's output was
+// full once the output has drained below the low-water mark, and again
+// while each round drains, so a pipeline the peer sent in one go is
+// answered without the peer sending anything more. A handler that called
+// Close has given up its input.
+func (l *loop) resumeStalled(c *Conn) {
+	for c.flags&flagStalled != 0 && c.pending() <= l.srv.opts.OutputLowWater {
+		c.flags &^= flagStalled
+		if c.flags&(flagCloseCalled|flagAbort) != 0 || c.in == nil {
+			return
+		}
+		l.deliver(c, nil)
+		l.loopFlush(c)
+	}
+}
+
 // abort marks c to be closed at the next settle point, dropping its output,
 // and logs why.
 func (l *loop) abort(c *Conn, err error) {
@@ -400,7 +447,7 @@ func (l *loop) closeUnlessQueued(c *Conn) bool {
 	}
 	c.closed.Store(true) // under mu: no task for c can be queued after this
 	l.mu.Unlock()
-	l.release(c, c.closeErr)
+	l.release(c, c.closeErr, c.flags&flagPeerClosed == 0)
 	return true
 }
 
@@ -412,17 +459,16 @@ func (l *loop) closeConn(c *Conn, err error) {
 	l.mu.Lock()
 	c.closed.Store(true)
 	l.mu.Unlock()
-	l.release(c, err)
+	l.release(c, err, false)
 }
 
-// release runs OnClose and frees c's descriptor and buffers. OnClose runs
-// before the descriptor is closed, so c's addresses still work there.
-func (l *loop) release(c *Conn, err error) {
+// release runs OnClose and frees c's buffers and descriptor. OnClose runs
+// before the descriptor is closed, so c's addresses still work there. A
+// graceful close lingers: see linger.
+func (l *loop) release(c *Conn, err error, graceful bool) {
 	if h := l.srv.onClose; h != nil {
 		h.OnClose(c, err)
 	}
-	l.conns[c.fd] = nil
-	unix.Close(c.fd) // also drops it from the poller
 	if c.in != nil {
 		l.inBufs.put(c.in)
 		c.in = nil
@@ -431,9 +477,89 @@ func (l *loop) release(c *Conn, err error) {
 		l.outBufs.put(c.out)
 		c.out, c.outPos = nil, 0
 	}
+	if graceful && l.linger(c) {
+		return
+	}
+	l.closeFd(c)
+}
+
+// closeFd closes c's descriptor, which also drops it from the poller.
+func (l *loop) closeFd(c *Conn) {
+	l.conns[c.fd] = nil
+	unix.Close(c.fd)
 	l.numConns--
 	l.assigned.Add(-1)
 	l.srv.numConns.Add(-1)
+}
+
+// linger half-closes c after its last reply and keeps reading, discarding
+// what arrives, until the peer has acknowledged every reply, the peer
+// closes, or lingerTimeout passes. Closing a socket with unread input, or
+// one that input reaches later, makes the kernel send a reset and drop
+// what it has not yet delivered; the peer that pipelined past a QUIT, or
+// was still sending when Shutdown began, would lose answers it was owed.
+// The descriptor stays counted (it is still open) but the handler is done
+// with c. It reports false if there is nothing to wait for or the socket
+// cannot linger; the caller then closes it.
+func (l *loop) linger(c *Conn) bool {
+	if n, known := unsentBytes(c.fd); known && n == 0 {
+		return false
+	}
+	if unix.Shutdown(c.fd, unix.SHUT_WR) != nil {
+		return false
+	}
+	if c.flags&flagReading == 0 || c.flags&flagWriting != 0 {
+		if l.poller.modify(c.fd, true, false) != nil {
+			return false
+		}
+	}
+	c.flags = flagLingering
+	c.lingerUntil = l.now + lingerTimeout
+	l.lingering = append(l.lingering, c)
+	return true
+}
+
+// lingerRead discards what a lingering connection receives and closes it
+// once the peer has closed.
+func (l *loop) lingerRead(c *Conn) {
+	for i := 0; i < maxReadsPerEvent; i++ {
+		n, err := readFd(c.fd, l.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return
+		}
+		if err != nil || n == 0 {
+			l.endLinger(c)
+			return
+		}
+	}
+}
+
+func (l *loop) endLinger(c *Conn) {
+	if c.flags&flagLingering != 0 {
+		c.flags &^= flagLingering
+		l.closeFd(c)
+	}
+}
+
+// sweepLingering forgets connections whose lingering ended, and ends the
+// ones whose peer has acknowledged everything or whose time is up.
+func (l *loop) sweepLingering() {
+	kept := l.lingering[:0]
+	for _, c := range l.lingering {
+		if c.flags&flagLingering != 0 {
+			if n, known := unsentBytes(c.fd); (known && n == 0) || l.now >= c.lingerUntil {
+				l.endLinger(c)
+			}
+		}
+		if c.flags&flagLingering != 0 {
+			kept = append(kept, c)
+		}
+	}
+	clear(l.lingering[len(kept):])
+	l.lingering = kept
 }
 
 // discard closes an accepted descriptor the loop will not serve.

@@ -11,7 +11,7 @@ import (
 // Options configures a Server. The zero value of every field selects the
 // documented default.
 type Options struct {
-	Network          string        // "tcp" (default) or "unix"
+	Network          string        // "tcp" (default), "tcp4", "tcp6" or "unix"
 	Addr             string        // "127.0.0.1:6379" or a socket path
 	Loops            int           // default runtime.GOMAXPROCS(0)
 	ReusePort        bool          // one SO_REUSEPORT listener per loop instead of one acceptor (tcp only)
@@ -20,7 +20,7 @@ type Options struct {
 	FlushThreshold   int           // flush output early past this many bytes, default 64 KiB
 	OutputHighWater  int           // stop reading c above this much pending output, default 4 MiB
 	OutputLowWater   int           // resume reading below this, default 1 MiB
-	OutputHardLimit  int           // close c above this much pending output, default 64 MiB
+	OutputHardLimit  int           // close c when a write finds more than this unsent (a peer not reading), default 64 MiB
 	MaxInboundBuffer int           // close c when unconsumed inbound bytes exceed this, default 64 MiB
 	MaxConns         int           // 0 = unlimited; extra connections get RejectMessage then close
 	RejectMessage    []byte        // e.g. "-ERR max number of clients reached\r\n"
@@ -62,7 +62,7 @@ func (o Options) withDefaults() (Options, error) {
 			return o, errors.New("eventloop: ReusePort needs a tcp network, not unix")
 		}
 	default:
-		return o, fmt.Errorf("eventloop: unsupported network %q (want tcp or unix)", o.Network)
+		return o, fmt.Errorf("eventloop: unsupported network %q (want tcp, tcp4, tcp6 or unix)", o.Network)
 	}
 	if o.Loops < 0 {
 		return o, fmt.Errorf("eventloop: Loops %d is negative", o.Loops)

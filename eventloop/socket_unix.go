@@ -62,7 +62,8 @@ func listen(network, addr string, reusePort bool) (int, net.Addr, error) {
 
 // setupConn applies per-connection socket options to an accepted descriptor.
 func setupConn(fd int, o *Options) error {
-	if o.Network == "tcp" {
+	if o.Network != "unix" { // tcp, tcp4 or tcp6
+
 		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
 			return err
 		}

@@ -21,15 +21,23 @@ func (h *optsRecorder) OnOpen(c *Conn) {
 }
 
 func TestAcceptedSocketOptionsAndAddresses(t *testing.T) {
-	h := &optsRecorder{got: make(chan [3]any, 1)}
-	s := startServer(t, h, Options{TCPKeepAlive: 30 * time.Second})
-	c := dial(t, s)
-	got := <-h.got
-	if got[0] != 1 || got[1] != 1 {
-		t.Fatalf("TCP_NODELAY=%v SO_KEEPALIVE=%v, want both on", got[0], got[1])
-	}
-	if got[2] != c.LocalAddr().String() {
-		t.Fatalf("RemoteAddr %v, client is %v", got[2], c.LocalAddr())
+	for _, tc := range []struct{ network, addr string }{
+		{"tcp", "127.0.0.1:0"},
+		{"tcp4", "127.0.0.1:0"},
+		{"tcp6", "[::1]:0"},
+	} {
+		t.Run(tc.network, func(t *testing.T) {
+			h := &optsRecorder{got: make(chan [3]any, 1)}
+			s := startServer(t, h, Options{Network: tc.network, Addr: tc.addr, TCPKeepAlive: 30 * time.Second})
+			c := dial(t, s)
+			got := <-h.got
+			if got[0] != 1 || got[1] != 1 {
+				t.Fatalf("TCP_NODELAY=%v SO_KEEPALIVE=%v, want both on", got[0], got[1])
+			}
+			if got[2] != c.LocalAddr().String() {
+				t.Fatalf("RemoteAddr %v, client is %v", got[2], c.LocalAddr())
+			}
+		})
 	}
 }
 

@@ -36,3 +36,10 @@ func writeFd(fd int, p []byte) (int, error) {
 	}
 	return int(n), nil
 }
+
+// unsentBytes reports how much of what was written to the socket fd its
+// peer has not yet acknowledged (SIOCOUTQ), and whether it could tell.
+func unsentBytes(fd int) (int, bool) {
+	n, err := unix.IoctlGetInt(fd, unix.SIOCOUTQ)
+	return n, err == nil
+}

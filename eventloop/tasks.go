@@ -73,7 +73,7 @@ func (l *loop) runTasks() {
 			t.c.queued.Add(-1)
 			if c := t.c; !c.isClosed() && c.flags&flagAbort == 0 {
 				// Not Write: data accepted before a Close is still sent.
-				if c.grow(len(t.data.B)) == nil {
+				if c.grow() == nil {
 					c.out.B = append(c.out.B, t.data.B...)
 				}
 				l.markDirty(c) // also to settle an abort by grow
@@ -145,6 +145,10 @@ func (l *loop) stop(err error) {
 			l.closeConn(c, err)
 		}
 	}
+	for _, c := range l.lingering {
+		l.endLinger(c)
+	}
+	l.lingering = nil
 	// Tasks that raced with the stop: release what they hold.
 	l.mu.Lock()
 	for _, t := range l.tasks {

@@ -1,0 +1,239 @@
+package eventloop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// kiloReply answers each '\n'-terminated request with a 1 KiB line that
+// starts with the request: deep pipelines of replies far bigger than their
+// requests, as GET of a 1 KB value is. It stops consuming when the output
+// is full, as a handler should; "QUIT\n" closes the connection.
+type kiloReply struct {
+	connCatcher
+	maxPending atomic.Int64
+}
+
+const kiloReplySize = 1024
+
+func (h *kiloReply) OnTraffic(c *Conn, in []byte) int {
+	consumed := 0
+	for !c.OutputFull() {
+		i := bytes.IndexByte(in[consumed:], '\n')
+		if i < 0 {
+			break
+		}
+		req := in[consumed : consumed+i]
+		consumed += i + 1
+		if string(req) == "QUIT" {
+			c.Close()
+			break
+		}
+		out := c.OutputBuffer()
+		if out == nil {
+			break
+		}
+		out = append(out, req...)
+		for k := len(req); k < kiloReplySize-1; k++ {
+			out = append(out, '.')
+		}
+		c.SetOutputBuffer(append(out, '\n'))
+		if p := int64(c.OutboundBuffered()); p > h.maxPending.Load() {
+			h.maxPending.Store(p)
+		}
+	}
+	return consumed
+}
+
+// readKiloReplies reads n replies to requests "r0".."r<n-1>" in order and
+// then expects a clean EOF: not a reset, not a timeout.
+func readKiloReplies(t *testing.T, c net.Conn, n int) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	rd := bufio.NewReaderSize(c, 64<<10)
+	line := make([]byte, kiloReplySize)
+	for i := 0; i < n; i++ {
+		if _, err := io.ReadFull(rd, line); err != nil {
+			t.Fatalf("reply %d of %d: %v", i, n, err)
+		}
+		want := fmt.Sprintf("r%d.", i)
+		if !bytes.HasPrefix(line, []byte(want)) || line[kiloReplySize-1] != '\n' {
+			t.Fatalf("reply %d of %d is %q..., want it to start %q", i, n, line[:20], want)
+		}
+	}
+	rest, err := io.ReadAll(rd)
+	if err != nil {
+		t.Fatalf("after all %d replies: %v (want a clean EOF, not a reset)", n, err)
+	}
+	if len(rest) > 0 {
+		t.Fatalf("%d bytes after the last reply: %q", len(rest), rest[:min(len(rest), 40)])
+	}
+}
+
+func kiloRequests(n int) []byte {
+	var req bytes.Buffer
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&req, "r%d\n", i)
+	}
+	return req.Bytes()
+}
+
+// TestShutdownAnswersDeepPipelineOfBigReplies: 20,000 requests with 1 KiB
+// replies (20 MiB, far more than the socket buffers hold) are in the
+// server's socket when Shutdown begins. Every reply arrives, in order,
+// and then a clean EOF. Writes that back up on the way must not end the
+// reading of the input, and the close must not reset the connection.
+func TestShutdownAnswersDeepPipelineOfBigReplies(t *testing.T) {
+	const n = 20000
+	h := &kiloReply{connCatcher: connCatcher{conns: make(chan *Conn, 1)}}
+	s, err := NewServer(h, Options{Addr: "127.0.0.1:0", Loops: 1, SocketRecvBuffer: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	client := dial(t, s)
+	c := <-h.conns
+
+	req := kiloRequests(n)
+	release := stallLoop(t, c)
+	if _, err := client.Write(req); err != nil {
+		release()
+		t.Fatal(err)
+	}
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond) // let Shutdown queue behind the stall
+	release()
+	readKiloReplies(t, client, n)
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if errs := h.closeErrs(); len(errs) != 1 || errs[0] != nil {
+		t.Fatalf("close errors %v, want one nil", errs)
+	}
+}
+
+// TestCloseWithUnreadInputDeliversReplies: the handler closes after QUIT
+// while the peer has already sent more. The replies before QUIT still
+// arrive in full, then EOF: the unread input must not turn the close into
+// a reset that discards replies still in flight.
+func TestCloseWithUnreadInputDeliversReplies(t *testing.T) {
+	const n = 8000
+	h := &kiloReply{connCatcher: connCatcher{conns: make(chan *Conn, 1)}}
+	s := startServer(t, h, Options{Loops: 1})
+	client := dial(t, s)
+	<-h.conns
+	req := append(kiloRequests(n), "QUIT\n"...)
+	req = append(req, bytes.Repeat([]byte("after quit\n"), 20000)...)
+	go client.Write(req)
+	time.Sleep(200 * time.Millisecond) // let the output back up before reading
+	readKiloReplies(t, client, n)
+}
+
+// TestHandlerStoppedByFullOutputResumes: a handler that stops consuming
+// while its output is full is presented the rest of its input once the
+// output drains, even though no new byte arrives: 1,000 requests for
+// 100 KiB replies, all in one read, all answered, with pending output
+// bounded by the high-water mark plus one reply.
+func TestHandlerStoppedByFullOutputResumes(t *testing.T) {
+	const n, size = 1000, 100 << 10
+	h := &bigReply{respectFull: true}
+	s := startServer(t, h, Options{Loops: 1, OutputHighWater: 1 << 20, OutputLowWater: 256 << 10, OutputHardLimit: 4 << 20})
+	client := dial(t, s)
+	client.Write(bytes.Repeat([]byte(fmt.Sprintf("%d\n", size)), n))
+	client.SetReadDeadline(time.Now().Add(60 * time.Second))
+	rd := bufio.NewReaderSize(client, 256<<10)
+	want := append(bytes.Repeat([]byte{byte('0' + size%10)}, size-1), '\n')
+	got := make([]byte, size)
+	for i := 0; i < n; i++ {
+		if _, err := io.ReadFull(rd, got); err != nil {
+			t.Fatalf("reply %d of %d: %v; close errors %v", i, n, err, h.closeErrs())
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("reply %d damaged", i)
+		}
+	}
+	if max, bound := h.maxPending.Load(), int64(1<<20+size); max > bound {
+		t.Fatalf("pending output reached %d, want at most high water + one reply = %d", max, bound)
+	}
+	if errs := h.closeErrs(); len(errs) != 0 {
+		t.Fatalf("connection closed: %v", errs)
+	}
+}
+
+// TestOneReplyLargerThanHardLimitIsSent: the hard limit is for peers that
+// do not read; a reply bigger than it goes out whole, and so does the next
+// once the handler, stopped by the full output, is resumed.
+func TestOneReplyLargerThanHardLimitIsSent(t *testing.T) {
+	const size = 3 << 20
+	h := &bigReply{respectFull: true}
+	s := startServer(t, h, Options{OutputHighWater: 512 << 10, OutputLowWater: 128 << 10, OutputHardLimit: 1 << 20})
+	client := dial(t, s)
+	client.Write([]byte(fmt.Sprintf("%d\n%d\n", size, size)))
+	got := readN(t, client, 2*size)
+	if !bytes.Equal(got[:size], got[size:]) || got[size-1] != '\n' {
+		t.Fatal("replies damaged")
+	}
+	if errs := h.closeErrs(); len(errs) != 0 {
+		t.Fatalf("connection closed: %v", errs)
+	}
+}
+
+// TestWriteAboveHardLimitCloses: a write that finds more than the hard
+// limit still unsent (a peer that does not read) closes the connection at
+// once, without waiting for other traffic.
+func TestWriteAboveHardLimitCloses(t *testing.T) {
+	h := &connCatcher{conns: make(chan *Conn, 1)}
+	s := startServer(t, h, Options{OutputHighWater: 32 << 10, OutputLowWater: 8 << 10, OutputHardLimit: 64 << 10, SocketSendBuffer: 4096})
+	client := dial(t, s)
+	c := <-h.conns
+	// The first write is accepted however big; the peer reads nothing, so
+	// most of it stays pending and the second write finds it there.
+	for i := 0; i < 2; i++ {
+		if err := c.AsyncWrite(make([]byte, 16<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
+	if err := h.closeErrs()[0]; !errors.Is(err, ErrOutputLimit) {
+		t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
+	}
+	expectEOF(t, client)
+}
+
+// TestLingeringCloseIsBounded: a peer that stops reading and never closes
+// cannot hold a gracefully closed connection's descriptor for long: the
+// loop gives up lingering after lingerTimeout.
+func TestLingeringCloseIsBounded(t *testing.T) {
+	h := &kiloReply{connCatcher: connCatcher{conns: make(chan *Conn, 1)}}
+	s := startServer(t, h, Options{Loops: 1, SocketSendBuffer: 4 << 20})
+	client := dial(t, s)
+	client.(*net.TCPConn).SetReadBuffer(4096)
+	<-h.conns
+	// 1 MiB of replies fits in the server's socket buffer but not in the
+	// client's window: written out, not acknowledged, then QUIT.
+	start := time.Now()
+	client.Write(append(kiloRequests(1024), "QUIT\n"...))
+	waitFor(t, "the QUIT to be answered", func() bool { return len(h.closeErrs()) == 1 })
+	if s.NumConns() != 1 {
+		t.Fatalf("NumConns %d right after the close; want 1 lingering descriptor", s.NumConns())
+	}
+	waitFor(t, "the lingering descriptor to close", func() bool { return s.NumConns() == 0 })
+	if d := time.Since(start); d > lingerTimeout+5*time.Second {
+		t.Fatalf("lingered %v, want about %v", d, lingerTimeout)
+	}
+}
