@@ -249,8 +249,17 @@ func (h *Handler) execute(cl *client, in []byte) int {
 		if cl.closeAfterReply {
 			return len(in)
 		}
-		if len(cl.out) >= h.opts.FlushBytes && cl.conn != nil && !cl.flushMidBatch() {
-			return len(in)
+		if len(cl.out) >= h.opts.FlushBytes && cl.conn != nil {
+			if !cl.flushMidBatch() {
+				return len(in)
+			}
+			if cl.conn.OutputFull() {
+				// The peer is not keeping up: stop here rather than
+				// build the replies of a whole deep pipeline in memory.
+				// The loop stops reading and presents the rest of in
+				// again once the output has drained.
+				return consumed
+			}
 		}
 	}
 	return consumed
