@@ -104,7 +104,7 @@ func TestShutdownKeepsAsyncRepliesOfDrainingConns(t *testing.T) {
 	go func() { shut <- s.Shutdown(ctx) }()
 	waitFor(t, "the drain to reach the conn", func() bool {
 		closing := make(chan bool, 1)
-		if err := c.Execute(func(c *Conn) { closing <- c.flags&flagClosing != 0 }); err != nil {
+		if err := c.Execute(func(c *Conn) { closing <- c.flags&flagDrainInput != 0 }); err != nil {
 			t.Fatalf("Execute while draining: %v", err)
 		}
 		return <-closing

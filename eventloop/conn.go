@@ -28,6 +28,7 @@ const (
 	flagStalled                        // OnTraffic left input unconsumed because the output was full
 	flagPeerClosed                     // a read saw the peer's FIN: no more input can come
 	flagLingering                      // closed for the handler; discarding input until the peer closes
+	flagDrainCheck                     // in loop.drainChecks: read once more while draining
 )
 
 // Conn is one client connection, owned for its lifetime by one loop.

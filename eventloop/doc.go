@@ -43,7 +43,8 @@
 // A graceful close (Conn.Close, the peer's half-close, Server.Shutdown)
 // sends all pending output first. Server.Shutdown also answers everything
 // already in each socket: it keeps reading, under the usual backpressure,
-// until a read finds the socket empty. If the peer has not yet received
+// until the output is all written and a read then finds the socket empty.
+// If the peer has not yet received
 // every reply, the descriptor is then half-closed and the loop discards
 // whatever else the peer sends until the peer has them all or closes (at
 // most two seconds), because closing a socket that has unread input, or

@@ -54,6 +54,8 @@ type loop struct {
 	running     []task // tasks being run, swapped with tasks
 	dirty       []*Conn
 	lingering   []*Conn // closed for the handler, descriptor still open
+	drainChecks []*Conn // draining conns to read once more (settle)
+	spareChecks []*Conn
 	inBufs      bufCache
 	outBufs     bufCache
 	wheel       *idleWheel // nil without IdleTimeout
@@ -127,6 +129,9 @@ func (l *loop) run() {
 		if len(l.dirty) > 0 {
 			l.flushDirty()
 		}
+		if len(l.drainChecks) > 0 {
+			l.runDrainChecks()
+		}
 		if l.wheel != nil {
 			l.wheel.advance(l.now, l.expire)
 		}
@@ -153,6 +158,9 @@ func (l *loop) conn(fd int) *Conn {
 }
 
 func (l *loop) waitMillis() int {
+	if len(l.drainChecks) > 0 {
+		return 0
+	}
 	ms := -1
 	if l.wheel != nil {
 		ms = l.wheel.waitMillis(l.now)
@@ -255,10 +263,13 @@ func (l *loop) loopRead(c *Conn) {
 }
 
 // inputDrained notes that c's socket had no more input. During a graceful
-// shutdown that is the moment c has been answered everything it sent before
-// the shutdown, so it closes once its output is written.
+// shutdown, once c's output is also all written, that is the moment c has
+// been answered everything it sent, so it closes. While output is still
+// pending the peer may be held back by the backpressure (its requests wait
+// in its own socket for our window to open), so the socket is read again
+// once the output has gone: see drainCheck.
 func (l *loop) inputDrained(c *Conn) {
-	if c.flags&flagDrainInput != 0 {
+	if c.flags&flagDrainInput != 0 && c.pending() == 0 && c.flags&flagStalled == 0 {
 		c.flags |= flagClosing
 	}
 }
@@ -395,14 +406,30 @@ func (l *loop) settle(c *Conn) {
 			return
 		}
 	}
-	resumed := read && c.flags&flagReading == 0
 	c.flags = flags
-	if resumed && flags&flagDrainInput != 0 {
-		// Draining, and reading again after backpressure: the socket may
-		// already be empty, and then no readiness event would ever come to
-		// let it close. Read now; that read notices the empty socket.
-		l.loopRead(c)
+	if flags&(flagDrainInput|flagClosing|flagDrainCheck) == flagDrainInput && pending == 0 {
+		// Draining with nothing left to write: the socket may be empty,
+		// and then no readiness event would ever come to let c close.
+		// Read it once more, next cycle (not from here: settle runs
+		// after reads).
+		c.flags |= flagDrainCheck
+		l.drainChecks = append(l.drainChecks, c)
 	}
+}
+
+// runDrainChecks reads each connection queued by settle while draining;
+// a read that finds the socket empty marks it closing.
+func (l *loop) runDrainChecks() {
+	checks := l.drainChecks
+	l.drainChecks = l.spareChecks[:0]
+	for i, c := range checks {
+		c.flags &^= flagDrainCheck
+		if !c.isClosed() && c.flags&flagReading != 0 {
+			l.loopRead(c)
+		}
+		checks[i] = nil
+	}
+	l.spareChecks = checks[:0]
 }
 
 // resumeStalled presents the input OnTraffic left while c's output was

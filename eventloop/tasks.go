@@ -107,9 +107,11 @@ func (l *loop) flushDirty() {
 // beginDrain starts a graceful shutdown of this loop: stop accepting, answer
 // what each connection has already sent, then close each one once its
 // output is written. "Already sent" is everything in the socket's receive
-// buffer: a connection keeps being read (under the usual backpressure) until
-// a read finds the socket empty, and only then is it marked closing. A peer
-// that never stops sending is cut off by Shutdown's context deadline.
+// buffer, and what the peer still holds because the backpressure closed our
+// receive window: a connection keeps being read (under the usual
+// backpressure) until its output is all written and a read then finds the
+// socket empty; only then is it marked closing. A peer that never stops
+// sending is cut off by Shutdown's context deadline.
 func (l *loop) beginDrain() {
 	l.draining = true
 	if l.listenFd >= 0 {

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func respCommand(args ...string) []byte {
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
+	}
+	return b
+}
+
+// TestSIGTERMAnswersDeepPipeline: 20,000 pipelined GETs of 1 KB values
+// (20 MB of replies) are sent before SIGTERM, the client reading nothing
+// yet. Then it reads: every reply arrives, in order, and then a clean EOF,
+// not a reset, and the server exits 0. This is the README's promise that
+// SIGTERM answers every request already received.
+func TestSIGTERMAnswersDeepPipeline(t *testing.T) {
+	const keys, gets = 100, 20000
+	p := startBinary(t)
+	values := make([]string, keys)
+	var setup []byte
+	for i := range values {
+		values[i] = fmt.Sprintf("value-%03d-", i) + strings.Repeat("x", 1014)
+		setup = append(setup, respCommand("SET", fmt.Sprintf("k%d", i), values[i])...)
+	}
+	c, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rd := bufio.NewReaderSize(c, 64<<10)
+	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
+	if _, err := c.Write(setup); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < keys; i++ {
+		if line, err := rd.ReadString('\n'); err != nil || line != "+OK\r\n" {
+			t.Fatalf("SET %d: %q %v", i, line, err)
+		}
+	}
+	var req bytes.Buffer
+	for i := 0; i < gets; i++ {
+		req.Write(respCommand("GET", fmt.Sprintf("k%d", i%keys)))
+	}
+	if _, err := c.Write(req.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // let the server's output back up
+	exited := make(chan error, 1)
+	go func() { exited <- p.stop(t, syscall.SIGTERM) }()
+
+	for i := 0; i < gets; i++ {
+		v := values[i%keys]
+		want := "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(rd, got); err != nil {
+			t.Fatalf("reply %d of %d: %v; server log:\n%s", i, gets, err, p.stderr.String())
+		}
+		if string(got) != want {
+			t.Fatalf("reply %d is %.20q..., want %.20q...", i, got, want)
+		}
+	}
+	if rest, err := io.ReadAll(rd); err != nil || len(rest) > 0 {
+		t.Fatalf("after the last reply: %d more bytes, err %v (want a clean EOF)", len(rest), err)
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("exit after SIGTERM: %v; log:\n%s", err, p.stderr.String())
+	}
+}
