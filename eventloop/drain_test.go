@@ -54,7 +54,8 @@ func (h *kiloReply) OnTraffic(c *Conn, in []byte) int {
 }
 
 // readKiloReplies reads n replies to requests "r0".."r<n-1>" in order and
-// then expects a clean EOF: not a reset, not a timeout.
+// then expects a clean EOF: not a reset, not a timeout. It reports with
+// t.Errorf, so other goroutines may call it.
 func readKiloReplies(t *testing.T, c net.Conn, n int) {
 	t.Helper()
 	c.SetReadDeadline(time.Now().Add(60 * time.Second))
@@ -62,19 +63,20 @@ func readKiloReplies(t *testing.T, c net.Conn, n int) {
 	line := make([]byte, kiloReplySize)
 	for i := 0; i < n; i++ {
 		if _, err := io.ReadFull(rd, line); err != nil {
-			t.Fatalf("reply %d of %d: %v", i, n, err)
+			t.Errorf("reply %d of %d: %v", i, n, err)
+			return
 		}
 		want := fmt.Sprintf("r%d.", i)
 		if !bytes.HasPrefix(line, []byte(want)) || line[kiloReplySize-1] != '\n' {
-			t.Fatalf("reply %d of %d is %q..., want it to start %q", i, n, line[:20], want)
+			t.Errorf("reply %d of %d is %q..., want it to start %q", i, n, line[:20], want)
+			return
 		}
 	}
 	rest, err := io.ReadAll(rd)
 	if err != nil {
-		t.Fatalf("after all %d replies: %v (want a clean EOF, not a reset)", n, err)
-	}
-	if len(rest) > 0 {
-		t.Fatalf("%d bytes after the last reply: %q", len(rest), rest[:min(len(rest), 40)])
+		t.Errorf("after all %d replies: %v (want a clean EOF, not a reset)", n, err)
+	} else if len(rest) > 0 {
+		t.Errorf("%d bytes after the last reply: %q", len(rest), rest[:min(len(rest), 40)])
 	}
 }
 
@@ -88,27 +90,48 @@ func kiloRequests(n int) []byte {
 
 // TestShutdownAnswersDeepPipelineOfBigReplies: 20,000 requests with 1 KiB
 // replies (20 MiB, far more than the socket buffers hold) are in the
-// server's socket when Shutdown begins. Every reply arrives, in order,
-// and then a clean EOF. Writes that back up on the way must not end the
-// reading of the input, and the close must not reset the connection.
+// server's sockets when Shutdown begins, from one client or spread over 16.
+// Every reply arrives, in order, and then a clean EOF. Writes that back up
+// on the way must not end the reading of the input, and the close must not
+// reset the connection.
 func TestShutdownAnswersDeepPipelineOfBigReplies(t *testing.T) {
-	const n = 20000
-	h := &kiloReply{connCatcher: connCatcher{conns: make(chan *Conn, 1)}}
-	s, err := NewServer(h, Options{Addr: "127.0.0.1:0", Loops: 1, SocketRecvBuffer: 1 << 20})
+	for _, clients := range []int{1, 16} {
+		t.Run(fmt.Sprintf("clients=%d", clients), func(t *testing.T) {
+			shutdownWithDeepPipelines(t, clients, 20000/clients)
+		})
+	}
+}
+
+func shutdownWithDeepPipelines(t *testing.T, clients, each int) {
+	h := &kiloReply{connCatcher: connCatcher{conns: make(chan *Conn, clients)}}
+	s, err := NewServer(h, Options{Addr: "127.0.0.1:0", Loops: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	client := dial(t, s)
-	c := <-h.conns
-
-	req := kiloRequests(n)
-	release := stallLoop(t, c)
-	if _, err := client.Write(req); err != nil {
-		release()
-		t.Fatal(err)
+	peers := make([]net.Conn, clients)
+	var conns []*Conn
+	for i := range peers {
+		peers[i] = dial(t, s)
+		conns = append(conns, <-h.conns)
+	}
+	// Stall every loop, so all requests are in the sockets, unanswered,
+	// when Shutdown queues behind the stall.
+	var releases []func()
+	stalled := map[*loop]bool{}
+	for _, c := range conns {
+		if !stalled[c.loop] {
+			stalled[c.loop] = true
+			releases = append(releases, stallLoop(t, c))
+		}
+	}
+	req := kiloRequests(each)
+	for _, p := range peers {
+		if _, err := p.Write(req); err != nil {
+			t.Fatal(err)
+		}
 	}
 	shut := make(chan error, 1)
 	go func() {
@@ -116,14 +139,31 @@ func TestShutdownAnswersDeepPipelineOfBigReplies(t *testing.T) {
 		defer cancel()
 		shut <- s.Shutdown(ctx)
 	}()
-	time.Sleep(50 * time.Millisecond) // let Shutdown queue behind the stall
-	release()
-	readKiloReplies(t, client, n)
+	time.Sleep(50 * time.Millisecond) // let Shutdown queue behind the stalls
+	for _, release := range releases {
+		release()
+	}
+	done := make(chan struct{}, clients)
+	for _, p := range peers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			readKiloReplies(t, p, each)
+		}()
+	}
+	for range peers {
+		<-done
+	}
 	if err := <-shut; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if errs := h.closeErrs(); len(errs) != 1 || errs[0] != nil {
-		t.Fatalf("close errors %v, want one nil", errs)
+	errs := h.closeErrs()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("close error %v, want nil", err)
+		}
+	}
+	if len(errs) != clients {
+		t.Fatalf("%d closes, want %d", len(errs), clients)
 	}
 }
 
