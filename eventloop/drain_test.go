@@ -277,3 +277,25 @@ func TestLingeringCloseIsBounded(t *testing.T) {
 		t.Fatalf("lingered %v, want about %v", d, lingerTimeout)
 	}
 }
+
+// TestHalfClosedPeerGetsEveryReply: a peer sends a deep pipeline and
+// half-closes at once, before reading. The FIN arrives while the output is
+// backed up and input is still unconsumed; every reply is still sent,
+// then a clean EOF.
+func TestHalfClosedPeerGetsEveryReply(t *testing.T) {
+	const n = 20000
+	h := &kiloReply{connCatcher: connCatcher{conns: make(chan *Conn, 1)}}
+	s := startServer(t, h, Options{Loops: 1})
+	client := dial(t, s)
+	<-h.conns
+	go func() {
+		client.Write(kiloRequests(n))
+		client.(*net.TCPConn).CloseWrite()
+	}()
+	time.Sleep(100 * time.Millisecond) // let the output back up before reading
+	readKiloReplies(t, client, n)
+	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
+	if err := h.closeErrs()[0]; err != nil {
+		t.Fatalf("OnClose error %v, want nil", err)
+	}
+}
