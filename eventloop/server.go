@@ -3,7 +3,6 @@ package eventloop
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"net"
 	"os"
@@ -269,99 +268,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// acceptLoop is the acceptor goroutine: it accepts connections and hands
-// each to the loop the Balancer picks.
-func (s *Server) acceptLoop() {
-	defer close(s.acceptorDone)
-	for {
-		s.backoff.resume(s.acceptor, s.listenFd, s.clock())
-		n, err := s.acceptor.wait(s.backoff.waitMillis(s.clock()))
-		if err != nil {
-			s.opts.Logger.Error("eventloop: acceptor poll failed; no longer accepting", "err", err)
-			unix.Close(s.listenFd)
-			return
-		}
-		if s.closing.Load() {
-			unix.Close(s.listenFd)
-			return
-		}
-		for i := 0; i < n; i++ {
-			if fd, _, _, wake := s.acceptor.event(i); !wake && fd == s.listenFd {
-				s.acceptBatch(s.listenFd, s.acceptor, &s.backoff, nil)
-			}
-		}
-	}
-}
-
-// loopAccept accepts on a loop's own SO_REUSEPORT listener.
-func (l *loop) loopAccept() {
-	l.srv.acceptBatch(l.listenFd, l.poller, &l.backoff, l)
-}
-
-// maxAcceptsPerEvent keeps a connection storm from delaying everything else
-// the accepting goroutine does.
-const maxAcceptsPerEvent = 128
-
-// acceptBatch accepts what is queued on lfd. own is the accepting loop
-// (ReusePort), or nil for the acceptor, which picks a loop per connection.
-func (s *Server) acceptBatch(lfd int, p *poller, b *acceptBackoff, own *loop) {
-	for i := 0; i < maxAcceptsPerEvent; i++ {
-		fd, _, err := acceptConn(lfd)
-		switch {
-		case err == nil:
-			b.reset()
-			s.admit(fd, own)
-		case err == unix.EAGAIN:
-			return
-		case isTemporaryAcceptErr(err):
-			continue
-		default:
-			// Out of descriptors or memory, or a broken listener: it stays
-			// readable, so retrying at once would spin.
-			b.pause(p, lfd, s.clock(), err, s.opts.Logger)
-			return
-		}
-	}
-}
-
-// admit applies MaxConns and socket options and hands fd to a loop.
-func (s *Server) admit(fd int, own *loop) {
-	n := s.numConns.Add(1)
-	if max := s.opts.MaxConns; max > 0 && n > int64(max) {
-		s.numConns.Add(-1)
-		s.rejected.Add(1)
-		if len(s.opts.RejectMessage) > 0 {
-			_, _ = unix.Write(fd, s.opts.RejectMessage)
-		}
-		unix.Close(fd)
-		return
-	}
-	if err := setupConn(fd, &s.opts); err != nil {
-		s.opts.Logger.Warn("eventloop: cannot set socket options; dropping connection", "err", err)
-		s.numConns.Add(-1)
-		unix.Close(fd)
-		return
-	}
-	if own != nil {
-		own.assigned.Add(1)
-		own.register(fd)
-		return
-	}
-	for i, l := range s.loops {
-		s.stats[i] = LoopStat{Conns: int(l.assigned.Load()), Load: math.Float64frombits(l.load.Load())}
-	}
-	i := s.opts.Balancer.Pick(s.stats)
-	if i < 0 || i >= len(s.loops) {
-		s.opts.Logger.Error("eventloop: Balancer picked a loop out of range; using loop 0", "picked", i, "loops", len(s.loops))
-		i = 0
-	}
-	l := s.loops[i]
-	l.assigned.Add(1) // counted now, so the next Pick sees it
-	if err := l.enqueue(task{kind: taskRegister, fd: fd}); err != nil {
-		l.discard(fd)
-	}
-}
-
 // LoopStats returns what the balancer currently sees of each loop.
 func (s *Server) LoopStats() []LoopStat {
 	out := make([]LoopStat, len(s.loops))
@@ -369,55 +275,4 @@ func (s *Server) LoopStats() []LoopStat {
 		out[i] = LoopStat{Conns: int(l.assigned.Load()), Load: math.Float64frombits(l.load.Load())}
 	}
 	return out
-}
-
-// acceptBackoff pauses accepting after an accept error that is not about
-// the one connection: the process or system ran out of descriptors (EMFILE,
-// ENFILE) or memory, or the listener broke. The listener stays readable, so
-// retrying at once would spin. The pause doubles from 5 ms to 1 s while the
-// condition lasts.
-type acceptBackoff struct {
-	delay  time.Duration
-	until  time.Duration // clock time accepting resumes; 0 when not paused
-	logged bool
-}
-
-func (b *acceptBackoff) pause(p *poller, lfd int, now time.Duration, err error, log interface {
-	Warn(string, ...any)
-}) {
-	if b.delay == 0 {
-		b.delay = 5 * time.Millisecond
-	} else if b.delay < time.Second {
-		b.delay *= 2
-	}
-	if !b.logged {
-		log.Warn("eventloop: accept failed; pausing accepts", "err", err.Error(), "pause", b.delay.String())
-		b.logged = true
-	}
-	b.until = now + b.delay
-	if merr := p.modify(lfd, false, false); merr != nil {
-		log.Warn("eventloop: cannot pause listener", "err", fmt.Sprint(merr))
-	}
-}
-
-func (b *acceptBackoff) resume(p *poller, lfd int, now time.Duration) {
-	if b.until != 0 && now >= b.until {
-		b.until = 0
-		_ = p.modify(lfd, true, false)
-	}
-}
-
-func (b *acceptBackoff) reset() {
-	b.delay, b.logged = 0, false
-}
-
-func (b *acceptBackoff) waitMillis(now time.Duration) int {
-	if b.until == 0 {
-		return -1
-	}
-	d := b.until - now
-	if d <= 0 {
-		return 0
-	}
-	return int((d + time.Millisecond - 1) / time.Millisecond)
 }

@@ -119,13 +119,3 @@ func sockaddrToAddr(sa unix.Sockaddr) net.Addr {
 	}
 	return nil
 }
-
-// isTemporaryAcceptErr reports accept errors that concern only the one
-// connection being accepted (it was reset while queued, say).
-func isTemporaryAcceptErr(err error) bool {
-	switch err {
-	case unix.ECONNABORTED, unix.EINTR, unix.EPROTO, unix.EPERM:
-		return true
-	}
-	return false
-}
