@@ -29,6 +29,7 @@ const (
 	flagPeerClosed                     // a read saw the peer's FIN: no more input can come
 	flagLingering                      // closed for the handler; discarding input until the peer closes
 	flagDrainCheck                     // in loop.drainChecks: read once more while draining
+	flagDiscarded                      // lingering, and input arrived: wait for the peer's close
 )
 
 // Conn is one client connection, owned for its lifetime by one loop.

@@ -520,16 +520,18 @@ func (l *loop) closeFd(c *Conn) {
 }
 
 // linger half-closes c after its last reply and keeps reading, discarding
-// what arrives, until the peer has acknowledged every reply, the peer
-// closes, or lingerTimeout passes. Closing a socket with unread input, or
-// one that input reaches later, makes the kernel send a reset and drop
-// what it has not yet delivered; the peer that pipelined past a QUIT, or
-// was still sending when Shutdown began, would lose answers it was owed.
-// The descriptor stays counted (it is still open) but the handler is done
-// with c. It reports false if there is nothing to wait for or the socket
-// cannot linger; the caller then closes it.
+// what arrives, until the peer closes, or the peer has acknowledged every
+// reply and sent nothing more, or lingerTimeout passes. Closing a socket
+// with unread input, or one that input reaches later, makes the kernel
+// send a reset and drop what it has not yet delivered, and some peers'
+// kernels drop what they received but the application has not read; the
+// peer that pipelined past a QUIT, or was still sending when Shutdown
+// began, would lose answers it was owed. The descriptor stays counted (it
+// is still open) but the handler is done with c. It reports false if
+// there is nothing to wait for or the socket cannot linger; the caller
+// then closes it.
 func (l *loop) linger(c *Conn) bool {
-	if n, known := unsentBytes(c.fd); known && n == 0 {
+	if socketSettled(c.fd) {
 		return false
 	}
 	if unix.Shutdown(c.fd, unix.SHUT_WR) != nil {
@@ -561,6 +563,7 @@ func (l *loop) lingerRead(c *Conn) {
 			l.endLinger(c)
 			return
 		}
+		c.flags |= flagDiscarded
 	}
 }
 
@@ -572,12 +575,14 @@ func (l *loop) endLinger(c *Conn) {
 }
 
 // sweepLingering forgets connections whose lingering ended, and ends the
-// ones whose peer has acknowledged everything or whose time is up.
+// ones whose time is up or whose peer has acknowledged everything without
+// sending more (a peer still sending is left to close first).
 func (l *loop) sweepLingering() {
 	kept := l.lingering[:0]
 	for _, c := range l.lingering {
 		if c.flags&flagLingering != 0 {
-			if n, known := unsentBytes(c.fd); (known && n == 0) || l.now >= c.lingerUntil {
+			quiet := c.flags&flagDiscarded == 0 && socketSettled(c.fd)
+			if quiet || l.now >= c.lingerUntil {
 				l.endLinger(c)
 			}
 		}

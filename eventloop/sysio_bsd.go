@@ -11,6 +11,6 @@ func readFd(fd int, p []byte) (int, error) { return unix.Read(fd, p) }
 
 func writeFd(fd int, p []byte) (int, error) { return unix.Write(fd, p) }
 
-// unsentBytes cannot tell on the BSDs without per-system ioctls; a
+// socketSettled cannot tell on the BSDs without per-system ioctls; a
 // lingering close then waits for the peer's close or the timeout.
-func unsentBytes(int) (int, bool) { return 0, false }
+func socketSettled(int) bool { return false }

@@ -37,9 +37,14 @@ func writeFd(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// unsentBytes reports how much of what was written to the socket fd its
-// peer has not yet acknowledged (SIOCOUTQ), and whether it could tell.
-func unsentBytes(fd int) (int, bool) {
-	n, err := unix.IoctlGetInt(fd, unix.SIOCOUTQ)
-	return n, err == nil
+// socketSettled reports whether the peer has acknowledged everything
+// written to the socket fd (SIOCOUTQ) and nothing unread waits in it
+// (SIOCINQ): closing it then sends a FIN, not a reset, and drops nothing.
+func socketSettled(fd int) bool {
+	out, err := unix.IoctlGetInt(fd, unix.SIOCOUTQ)
+	if err != nil || out != 0 {
+		return false
+	}
+	in, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
+	return err == nil && in == 0
 }
