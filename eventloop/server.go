@@ -227,6 +227,11 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
+// Options returns the options s runs with, defaults filled in: what a
+// handler should report (CONFIG GET maxclients, say) instead of keeping a
+// copy that could disagree.
+func (s *Server) Options() Options { return s.opts }
+
 // NumConns returns the number of open connections.
 func (s *Server) NumConns() int { return int(s.numConns.Load()) }
 

@@ -75,3 +75,17 @@ func TestOptionsRejectBadValues(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionsReportsEffectiveValues(t *testing.T) {
+	s, err := NewServer(&lineEcho{}, Options{Addr: "127.0.0.1:0", MaxConns: 7, IdleTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.Options()
+	if o.MaxConns != 7 || o.IdleTimeout != time.Minute {
+		t.Errorf("MaxConns %d IdleTimeout %v, want the values given", o.MaxConns, o.IdleTimeout)
+	}
+	if o.Network != "tcp" || o.Loops < 1 || o.FlushThreshold != defaultFlushThreshold || o.OutputHardLimit != defaultHardLimit || o.Balancer == nil {
+		t.Errorf("defaults not filled in: %+v", o)
+	}
+}
