@@ -54,8 +54,19 @@ type Options struct {
 	Now func() int64
 }
 
+// Compile-time checks: a typo in a hook's signature would otherwise turn
+// the hook off without a word.
+var (
+	_ eventloop.Handler         = (*Handler)(nil)
+	_ eventloop.OpenHandler     = (*Handler)(nil)
+	_ eventloop.CloseHandler    = (*Handler)(nil)
+	_ eventloop.ShutdownHandler = (*Handler)(nil)
+	_ eventloop.BootHandler     = (*Handler)(nil)
+)
+
 // Handler serves the Redis protocol on eventloop connections. It implements
-// eventloop.Handler, OpenHandler, CloseHandler and ShutdownHandler. All
+// eventloop.Handler, OpenHandler, CloseHandler, ShutdownHandler and
+// BootHandler. All
 // methods are safe for concurrent use by the loops.
 type Handler struct {
 	store   *store.Store
@@ -87,10 +98,10 @@ type Handler struct {
 	done      chan struct{}
 }
 
-// New returns a Handler serving s. Call Close (or let the eventloop call
-// OnBoot records the Server h runs on.
+// OnBoot implements eventloop.BootHandler: it records the Server h runs on.
 func (h *Handler) OnBoot(s *eventloop.Server) { h.server.Store(s) }
 
+// New returns a Handler serving s. Call Close (or let the eventloop call
 // OnShutdown) to stop its background sampler.
 func New(s *store.Store, o Options) *Handler {
 	if o.Limits == (resp.Limits{}) {
