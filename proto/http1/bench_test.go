@@ -75,9 +75,11 @@ func BenchmarkAppendResponse(b *testing.B) {
 	body := []byte(`{"id":42,"name":"shoal kv"}`)
 	ct := []Header{{Name: []byte("Content-Type"), Value: []byte("application/json")}}
 	buf := make([]byte, 0, 512)
+	date := NewDateClock()
+	defer date.Stop()
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendResponse(buf[:0], 200, KeepAlive, body, ct...)
+		buf = AppendResponse(buf[:0], date, 200, KeepAlive, body, ct...)
 	}
 	b.SetBytes(int64(len(buf)))
 }

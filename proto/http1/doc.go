@@ -2,9 +2,9 @@
 // response writer, as pure functions over byte slices: no I/O and no allocation on the
 // steady-state path. An event-loop handler calls [Parser.Parse] on the bytes it has,
 // answers each complete request with [AppendResponse], and keeps the unconsumed rest
-// for the next read. The one background activity is the Date header: the first
-// response starts a goroutine that re-formats it once a second, so responses never
-// read the clock.
+// for the next read. The package starts no goroutine of its own: a server that
+// wants responses not to read the clock owns a [DateClock] (one goroutine, from
+// [NewDateClock] until [DateClock.Stop]) and passes it; nil reads the clock.
 //
 // # Parsing decisions (RFC 9112)
 //

@@ -22,12 +22,12 @@ func Example() {
 			break
 		}
 		if err != nil {
-			out = http1.AppendErrorResponse(out, err)
+			out = http1.AppendErrorResponse(out, nil, err)
 			break
 		}
 		consumed += n
 		fmt.Printf("%s %s body=%q close=%v\n", req.Method, req.Target, req.Body, req.Close)
-		out = http1.AppendResponse(out, 200, req.ConnHeader(), req.Body)
+		out = http1.AppendResponse(out, nil, 200, req.ConnHeader(), req.Body)
 	}
 	fmt.Println("consumed", consumed, "of", len(in))
 	// Output:

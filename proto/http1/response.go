@@ -21,24 +21,25 @@ const (
 	Close
 )
 
-// AppendResponse appends a complete HTTP/1.1 response to dst: status line, Date,
-// headers, Content-Length, the Connection header conn calls for, and body. For 1xx,
+// AppendResponse appends a complete HTTP/1.1 response to dst: status line, Date
+// (from date; a nil date reads the clock), headers, Content-Length, the Connection
+// header conn calls for, and body. For 1xx,
 // 204 and 304 responses it writes neither Content-Length nor body, as RFC 9110 requires.
 // headers must hold valid names and values (see ValidFieldName, ValidFieldValue) and
 // must not include Date, Content-Length or Connection. It panics if status is not a
 // three-digit code, which is a bug in the caller, as net/http does.
-func AppendResponse(dst []byte, status int, conn ConnHeader, body []byte, headers ...Header) []byte {
+func AppendResponse(dst []byte, date *DateClock, status int, conn ConnHeader, body []byte, headers ...Header) []byte {
 	if !bodyAllowed(status) {
-		return AppendResponseHead(dst, status, conn, -1, headers...)
+		return AppendResponseHead(dst, date, status, conn, -1, headers...)
 	}
-	dst = AppendResponseHead(dst, status, conn, int64(len(body)), headers...)
+	dst = AppendResponseHead(dst, date, status, conn, int64(len(body)), headers...)
 	return append(dst, body...)
 }
 
 // AppendResponseHead appends a response's status line and header section, ending in
 // the blank line, for a body the caller appends itself (or none, for HEAD). A
 // contentLength < 0 writes no Content-Length header.
-func AppendResponseHead(dst []byte, status int, conn ConnHeader, contentLength int64, headers ...Header) []byte {
+func AppendResponseHead(dst []byte, date *DateClock, status int, conn ConnHeader, contentLength int64, headers ...Header) []byte {
 	if status < 100 || status > 999 {
 		panic(fmt.Sprintf("http1: invalid response status %d", status))
 	}
@@ -46,7 +47,7 @@ func AppendResponseHead(dst []byte, status int, conn ConnHeader, contentLength i
 	dst = append(dst, byte('0'+status/100), byte('0'+status/10%10), byte('0'+status%10), ' ')
 	dst = append(dst, StatusText(status)...)
 	dst = append(dst, "\r\n"...)
-	dst = appendDateLine(dst)
+	dst = date.AppendDate(dst)
 	for _, h := range headers {
 		dst = append(dst, h.Name...)
 		dst = append(dst, ": "...)
@@ -70,12 +71,12 @@ func AppendResponseHead(dst []byte, status int, conn ConnHeader, contentLength i
 // AppendErrorResponse appends the response to a request Parse refused: the *Error's
 // status (500 for any other error) with its message as a text/plain body, and
 // Connection: close, since the stream's framing can no longer be trusted.
-func AppendErrorResponse(dst []byte, err error) []byte {
+func AppendErrorResponse(dst []byte, date *DateClock, err error) []byte {
 	status, msg := 500, "internal server error"
 	if e, ok := err.(*Error); ok {
 		status, msg = e.Status, e.Msg
 	}
-	dst = AppendResponseHead(dst, status, Close, int64(len(msg)+1),
+	dst = AppendResponseHead(dst, date, status, Close, int64(len(msg)+1),
 		Header{Name: []byte("Content-Type"), Value: []byte("text/plain; charset=utf-8")})
 	dst = append(dst, msg...)
 	return append(dst, '\n')
@@ -92,28 +93,51 @@ type dateLine struct {
 	text []byte
 }
 
-var (
-	cachedDate    atomic.Pointer[dateLine]
-	dateTickerRun sync.Once
-)
-
-// appendDateLine appends the cached Date header. Reading the clock costs more than the
-// rest of a response on some virtual machines (about 170 ns here), so responses only
-// load an atomic pointer; one goroutine, started on first use and never stopped,
-// re-formats the line once a second. The Date may therefore lag by up to a second,
-// which RFC 9110 6.6.1 allows: it is the best available approximation.
-func appendDateLine(dst []byte) []byte {
-	dateTickerRun.Do(startDateTicker)
-	return append(dst, cachedDate.Load().text...)
+// A DateClock keeps the Date header line current for responses formatted on any
+// goroutine. Reading the clock costs more than the rest of a response on some
+// virtual machines (about 170 ns here), so a response only loads an atomic pointer,
+// and the DateClock's own goroutine re-formats the line once a second from
+// NewDateClock until Stop. The Date may therefore lag by up to a second, which RFC
+// 9110 6.6.1 allows: it is the best available approximation. A server owns one,
+// started with it and stopped when it stops.
+type DateClock struct {
+	line atomic.Pointer[dateLine]
+	stop chan struct{}
+	once sync.Once
 }
 
-func startDateTicker() {
-	cachedDate.Store(formatDate(time.Now()))
-	go func() {
-		for t := range time.Tick(time.Second) {
-			cachedDate.Store(formatDate(t))
+// NewDateClock returns a running DateClock; Stop ends its goroutine.
+func NewDateClock() *DateClock {
+	d := &DateClock{stop: make(chan struct{})}
+	d.line.Store(formatDate(time.Now()))
+	go d.run()
+	return d
+}
+
+func (d *DateClock) run() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case now := <-t.C:
+			d.line.Store(formatDate(now))
+		case <-d.stop:
+			return
 		}
-	}()
+	}
+}
+
+// Stop ends d's goroutine; d keeps appending the last line it formatted. Calling
+// Stop more than once is harmless.
+func (d *DateClock) Stop() { d.once.Do(func() { close(d.stop) }) }
+
+// AppendDate appends the "Date: ...\r\n" header line. A nil d formats the current
+// time instead, for callers that format too few responses to keep a DateClock.
+func (d *DateClock) AppendDate(dst []byte) []byte {
+	if d == nil {
+		return append(dst, formatDate(time.Now()).text...)
+	}
+	return append(dst, d.line.Load().text...)
 }
 
 func formatDate(t time.Time) *dateLine {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestAppendResponseIsReadByNetHTTP(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			wire := AppendResponse([]byte("prefix"), c.status, c.conn, []byte(c.body), ct)
+			wire := AppendResponse([]byte("prefix"), nil, c.status, c.conn, []byte(c.body), ct)
 			if !bytes.HasPrefix(wire, []byte("prefix")) {
 				t.Fatal("dst was not appended to")
 			}
@@ -64,7 +65,7 @@ func TestAppendResponseIsReadByNetHTTP(t *testing.T) {
 
 func TestResponsesWithoutBody(t *testing.T) {
 	for _, status := range []int{100, 204, 304} {
-		wire := AppendResponse(nil, status, KeepAlive, []byte("dropped"))
+		wire := AppendResponse(nil, nil, status, KeepAlive, []byte("dropped"))
 		if bytes.Contains(wire, []byte("Content-Length")) || bytes.Contains(wire, []byte("dropped")) {
 			t.Fatalf("%d: %q must carry neither Content-Length nor body", status, wire)
 		}
@@ -73,7 +74,7 @@ func TestResponsesWithoutBody(t *testing.T) {
 		}
 	}
 	// A HEAD response announces the GET body's length without carrying it.
-	wire := AppendResponseHead(nil, 200, KeepAlive, 1234)
+	wire := AppendResponseHead(nil, nil, 200, KeepAlive, 1234)
 	resp, body := readResponse(t, wire, "HEAD")
 	if resp.ContentLength != 1234 || len(body) != 0 {
 		t.Fatalf("HEAD: cl=%d body=%q", resp.ContentLength, body)
@@ -86,18 +87,18 @@ func TestAppendResponsePanicsOnInvalidStatus(t *testing.T) {
 			t.Fatalf("recover() = %v", r)
 		}
 	}()
-	AppendResponse(nil, 42, KeepAlive, nil)
+	AppendResponse(nil, nil, 42, KeepAlive, nil)
 }
 
 func TestAppendErrorResponse(t *testing.T) {
 	var req Request
 	_, err := (&Parser{Limits: Limits{MaxBodyBytes: 10}}).Parse([]byte("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n"), &req)
-	wire := AppendErrorResponse(nil, err)
+	wire := AppendErrorResponse(nil, nil, err)
 	resp, body := readResponse(t, wire, "POST")
 	if resp.StatusCode != 413 || !resp.Close || !strings.Contains(string(body), "exceeds the body limit of 10 bytes") {
 		t.Fatalf("%d close=%v %q", resp.StatusCode, resp.Close, body)
 	}
-	resp, _ = readResponse(t, AppendErrorResponse(nil, errors.New("boom")), "GET")
+	resp, _ = readResponse(t, AppendErrorResponse(nil, nil, errors.New("boom")), "GET")
 	if resp.StatusCode != 500 || resp.Status != "500 Internal Server Error" {
 		t.Fatal(resp.Status)
 	}
@@ -110,34 +111,59 @@ func TestFormatDate(t *testing.T) {
 	}
 }
 
-// TestDateLineIsRefreshedBySecond checks that responses share one formatted line and
-// that the background ticker replaces it as seconds pass.
-func TestDateLineIsRefreshedBySecond(t *testing.T) {
-	appendDateLine(nil)
-	first := cachedDate.Load()
-	if second := appendDateLine(nil); string(second) != string(first.text) || cachedDate.Load() != first && cachedDate.Load().unix == first.unix {
+// TestDateClockRefreshesBySecondUntilStopped checks that responses share one
+// formatted line, that the clock's goroutine replaces it as seconds pass, and that
+// Stop ends that goroutine.
+func TestDateClockRefreshesBySecondUntilStopped(t *testing.T) {
+	before := runtime.NumGoroutine()
+	d := NewDateClock()
+	first := d.line.Load()
+	if second := d.AppendDate(nil); string(second) != string(first.text) || d.line.Load() != first && d.line.Load().unix == first.unix {
 		t.Fatal("a response within the same second re-formatted the Date line")
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for cachedDate.Load().unix == first.unix {
+	for d.line.Load().unix == first.unix {
 		if time.Now().After(deadline) {
 			t.Fatal("Date line not refreshed within 10 seconds")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if d := cachedDate.Load(); d.unix <= first.unix || string(d.text) == string(first.text) {
-		t.Fatalf("refreshed line %q for %d after %q", d.text, d.unix, first.text)
+	if l := d.line.Load(); l.unix <= first.unix || string(l.text) == string(first.text) {
+		t.Fatalf("refreshed line %q for %d after %q", l.text, l.unix, first.text)
+	}
+	d.Stop()
+	d.Stop()
+	deadline = time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after Stop, %d before NewDateClock", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := d.AppendDate(nil); len(got) != 37 {
+		t.Fatalf("after Stop: %q", got)
+	}
+}
+
+func TestNilDateClockReadsTheClock(t *testing.T) {
+	var d *DateClock
+	got := string(d.AppendDate(nil))
+	now := time.Now()
+	if got != string(formatDate(now).text) && got != string(formatDate(now.Add(-time.Second)).text) {
+		t.Fatalf("nil DateClock wrote %q at %v", got, now)
 	}
 }
 
 func TestDateLineConcurrentUse(t *testing.T) {
+	d := NewDateClock()
+	defer d.Stop()
 	done := make(chan struct{})
 	for i := 0; i < 4; i++ {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			var buf []byte
 			for j := 0; j < 2000; j++ {
-				buf = appendDateLine(buf[:0])
+				buf = d.AppendDate(buf[:0])
 				if len(buf) != 37 || !bytes.HasPrefix(buf, []byte("Date: ")) {
 					t.Errorf("%q", buf)
 					return
