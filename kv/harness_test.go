@@ -7,83 +7,29 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/store"
 )
 
-const redisServerPath = "/usr/bin/redis-server"
-
 // freePort asks the kernel for an unused loopback port.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
+func freePort(t testing.TB) int { return redistest.FreePort(t) }
 
 // startRedis starts a real redis-server 7 without persistence and one
 // database (Shoal's keyspace), and stops it by PID when the test ends.
 func startRedis(t testing.TB, extra ...string) string {
 	t.Helper()
-	if _, err := os.Stat(redisServerPath); err != nil {
-		t.Skipf("redis-server not installed at %s", redisServerPath)
-	}
-	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
-		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--databases", "1", "--daemonize", "no"}, extra...)
-		cmd := exec.Command(redisServerPath, args...)
-		cmd.Dir = t.TempDir()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		pid := cmd.Process.Pid
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		if waitPing(addr, 5*time.Second) {
-			t.Cleanup(func() {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				_ = cmd.Wait()
-			})
-			return addr
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	}
-	t.Fatal("redis-server did not start")
-	return ""
+	return redistest.StartServer(t, append([]string{"--databases", "1"}, extra...)...)
 }
 
 // waitPing reports whether addr answers PING (any reply: NOAUTH counts).
-func waitPing(addr string, within time.Duration) bool {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			_ = c.SetDeadline(time.Now().Add(time.Second))
-			_, _ = c.Write([]byte("PING\r\n"))
-			line, err := bufio.NewReader(c).ReadString('\n')
-			c.Close()
-			if err == nil && len(line) > 0 {
-				return true
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
-}
+func waitPing(addr string, within time.Duration) bool { return redistest.WaitPing(addr, within) }
 
 // shoalServer is an in-process Shoal: a kv.Handler on a real eventloop
 // server listening on loopback.

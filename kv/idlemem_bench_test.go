@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoalkv/shoal/internal/redistest"
 )
 
 // idleClientEnv makes the test binary act as the idle-client process of
@@ -83,9 +85,7 @@ func idleConns() int {
 //
 //	go test -run '^$' -bench IdleClientMemory -benchtime 1x ./kv/
 func BenchmarkIdleClientMemory(b *testing.B) {
-	if _, err := os.Stat(redisServerPath); err != nil {
-		b.Skipf("redis-server not installed at %s", redisServerPath)
-	}
+	redisServerPath := redistest.Binary(b, "redis-server")
 	count := idleConns()
 	b.Run("shoal", func(b *testing.B) {
 		b.StopTimer() // the timer covers only connecting the clients

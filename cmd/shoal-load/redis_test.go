@@ -2,13 +2,12 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/shoalkv/shoal/internal/redistest"
 
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -16,35 +15,7 @@ import (
 // startRedis starts a private redis-server on a free loopback port and stops it by PID
 // when the test ends.
 func startRedis(t testing.TB) string {
-	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--enable-debug-command", "local")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr
-		}
-	}
-	t.Fatalf("redis-server on %s did not start", addr)
-	return ""
+	return redistest.StartServer(t, "--protected-mode", "no", "--enable-debug-command", "local")
 }
 
 // redisDo sends one command and returns the reply's text (bulk, status, error or integer).

@@ -3,54 +3,19 @@ package resp
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
-)
 
-const redisServerPath = "/usr/bin/redis-server"
+	"github.com/shoalkv/shoal/internal/redistest"
+)
 
 // startRedis runs a throwaway redis-server on a free loopback port and stops
 // it by PID when the test ends.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(redisServerPath); err != nil {
-		t.Skipf("no %s: %v", redisServerPath, err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().(*net.TCPAddr)
-	ln.Close()
-	cmd := exec.Command(redisServerPath, "--port", fmt.Sprint(addr.Port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
-		"--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill() // this PID only
-		cmd.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c, err := net.Dial("tcp", addr.String())
-		if err == nil {
-			c.Close()
-			return addr.String()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not listen on %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func startRedis(t *testing.T) string { return redistest.StartServer(t) }
 
 // exchange sends in on a fresh connection and returns everything the server
 // writes until it closes the connection.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalkv/shoal/internal/redistest"
 )
 
 func TestProcSamplesOfThisProcess(t *testing.T) {
@@ -147,9 +149,7 @@ func TestReportTablesAndCharts(t *testing.T) {
 // End to end on one real server: shoal-load runs, the markers arrive, the server's CPU
 // and RSS are sampled.
 func TestRunLoadAgainstRedis(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not installed")
-	}
+	redistest.Binary(t, "redis-server")
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
