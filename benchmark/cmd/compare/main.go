@@ -128,6 +128,10 @@ func build(root string) (*binaries, error) {
 	goBuild := func(out, pkg string) error {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = root
+		if rest, ok := strings.CutPrefix(pkg, "./benchmark/"); ok { // the benchmark module
+			cmd.Dir, pkg = filepath.Join(root, "benchmark"), "./"+rest
+			cmd.Args[len(cmd.Args)-1] = pkg
+		}
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 		}
@@ -152,17 +156,27 @@ func firstLine(s string) string {
 	return s
 }
 
-// moduleRoot finds the directory of go.mod from the working directory.
+// moduleRoot finds the repository root, where ./cmd/shoal and
+// ./cmd/shoal-load build: the directory of go.work (the workspace that ties
+// the shoal module and this benchmark module together), or else the parent
+// of the benchmark module's go.mod.
 func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
+	for _, v := range []string{"GOWORK", "GOMOD"} {
+		out, err := exec.Command("go", "env", v).Output()
+		if err != nil {
+			return "", fmt.Errorf("go env %s: %v", v, err)
+		}
+		path := strings.TrimSpace(string(out))
+		if path == "" || path == os.DevNull || path == "off" {
+			continue
+		}
+		dir := filepath.Dir(path)
+		if v == "GOMOD" && filepath.Base(dir) == "benchmark" {
+			dir = filepath.Dir(dir)
+		}
+		return dir, nil
 	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("run compare inside the shoal module")
-	}
-	return filepath.Dir(mod), nil
+	return "", fmt.Errorf("run compare inside the shoal repository")
 }
 
 func specs(b *binaries) map[string]serverSpec {
