@@ -384,7 +384,9 @@ func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 	if offset < 0 {
 		return 0, ErrOffsetRange
 	}
-	if len(val) > 0 && offset+int64(len(val)) > MaxStringLen {
+	// offset comes from the client: compare it against the room left rather than adding
+	// it to len(val), which wraps negative for offsets near MaxInt64 and let them through.
+	if len(val) > 0 && offset > MaxStringLen-int64(len(val)) {
 		return 0, ErrTooLong
 	}
 	if err := s.reserve(int64(len(key)+len(val)) + offset); err != nil {
