@@ -213,6 +213,10 @@ var diffCases = map[string][]step{
 	},
 	// Every integer argument a client controls, at the edges of int64: a
 	// sum or product that wraps must answer Redis's error, never panic.
+	// A SCAN from a hostile cursor starts mid-keyspace, where the keys seen
+	// depend on the hash layout, so only its shape is compared. Under
+	// maxmemory only valid arguments are sent: Redis answers OOM before it
+	// validates arguments, Shoal validates first.
 	"hostile-integers": {
 		c("SETRANGE k 9223372036854775807 x"), c("SETRANGE k 9223372036854775806 x"), c("SETRANGE k 536870912 x"),
 		c("SETRANGE k -9223372036854775808 x"), c("SETRANGE k 9223372036854775808 x"), c("EXISTS k"),
@@ -241,13 +245,17 @@ var diffCases = map[string][]step{
 		c("INCRBY n -9223372036854775808"), c("SET n -9223372036854775808"), c("DECRBY n 1"), c("INCRBY n -1"),
 		c("DECR n"), c("INCRBY n 9223372036854775807"), c("INCR n"), c("GET n"),
 		c("INCRBYFLOAT f 1e308"), c("INCRBYFLOAT f 1e308"), c("SCAN 0 COUNT 9223372036854775807", scanSorted), c("SCAN 0 COUNT 9223372036854775808"), c("SCAN 0 COUNT -9223372036854775808"),
-		c("SCAN 9223372036854775807 COUNT 9223372036854775807", scanSorted),
-		c("SCAN 18446744073709551615 COUNT 2147483648", scanSorted),
+		c("SCAN 9223372036854775807 COUNT 9223372036854775807", sameType),
+		c("SCAN 18446744073709551615 COUNT 2147483648", sameType),
 		c("SELECT 9223372036854775807"), c("SELECT -9223372036854775808"), c("HELLO 9223372036854775807"),
 		c("HELLO -9223372036854775808"), c("CLIENT KILL ID 9223372036854775807"), c("CLIENT KILL ID -1"),
 		c("CLIENT KILL ID 18446744073709551615"), c("CLIENT LIST ID 9223372036854775807"), c("CLIENT LIST ID -9223372036854775808"),
 		c("APPEND big x"), c("SETRANGE big 536870911 x"), c("STRLEN big"), c("APPEND big x"), c("SETRANGE big 536870912 x"),
-		c("DEL big"),
+		c("DEL big"), c("CONFIG SET maxmemory 9223372036854775807"), c("CONFIG GET maxmemory"), c("SET k v"),
+		c("SETRANGE k 9223372036854775807 x"), c("SETRANGE k 1 x"), c("INCRBY n 1"), c("CONFIG SET maxmemory 1"),
+		c("SETRANGE k 9223372036854775807 x"), s(exact, "SETRANGE", "k", "9223372036854775807", ""),
+		c("GETRANGE k -9223372036854775808 9223372036854775807"), c("INCRBY n 9223372036854775807"),
+		c("EXPIRE k 9223372036854775807"), c("CONFIG SET maxmemory 0"),
 	},
 	"info": {
 		c("INFO", sameType), c("INFO keyspace"), c("INFO modules"), c("INFO errorstats", sameType), c("INFO cluster"), c("SET a 1"), c("SET b 2 EX 100"), c("INFO keyspace"),
