@@ -61,3 +61,73 @@ func FuzzServer(f *testing.F) {
 		}
 	})
 }
+
+// hostileTemplates are commands taking an offset, count, length or TTL; "A"
+// and "B" are replaced by the fuzzed integers. Key s holds "hello", n holds
+// 42, m is missing.
+var hostileTemplates = [][]string{
+	{"SETRANGE", "s", "A", "x"}, {"SETRANGE", "m", "A", "xy"}, {"SETRANGE", "s", "A", ""}, {"SETRANGE", "n", "A", "B"},
+	{"GETRANGE", "s", "A", "B"}, {"GETRANGE", "m", "A", "B"}, {"SUBSTR", "s", "A", "B"},
+	{"EXPIRE", "s", "A"}, {"PEXPIRE", "s", "A"}, {"EXPIREAT", "s", "A"}, {"PEXPIREAT", "s", "A"},
+	{"EXPIRE", "s", "A", "GT"}, {"PEXPIRE", "s", "A", "LT"}, {"EXPIREAT", "m", "A", "NX"}, {"PEXPIREAT", "s", "A", "XX"},
+	{"SET", "s", "v", "EX", "A"}, {"SET", "s", "v", "PX", "A"}, {"SET", "s", "v", "EXAT", "A"}, {"SET", "s", "v", "PXAT", "A"},
+	{"SET", "m", "v", "NX", "GET", "PX", "A"}, {"SETEX", "s", "A", "v"}, {"PSETEX", "m", "A", "v"},
+	{"GETEX", "s", "EX", "A"}, {"GETEX", "s", "PX", "A"}, {"GETEX", "s", "EXAT", "A"}, {"GETEX", "m", "PXAT", "A"},
+	{"INCRBY", "n", "A"}, {"DECRBY", "n", "A"}, {"INCRBY", "m", "A"}, {"DECRBY", "m", "A"}, {"INCRBYFLOAT", "n", "A"},
+	{"SET", "n", "A"}, {"SCAN", "A", "COUNT", "B"}, {"SCAN", "0", "COUNT", "A", "MATCH", "*"},
+	{"SELECT", "A"}, {"HELLO", "A"}, {"CLIENT", "KILL", "ID", "A"}, {"CLIENT", "LIST", "ID", "A", "B"},
+	{"CONFIG", "SET", "maxmemory", "A"},
+}
+
+// hostileSeeds are the integers (and near-integers) that break naive
+// arithmetic. MaxStringLen-1 is left out: it builds a 512 MiB string, and
+// the differential test covers it.
+var hostileSeeds = []string{"-9223372036854775808", "-9223372036854775807", "-536870913", "-1", "0", "1",
+	"536870912", "536870913", "9223372036854775806", "9223372036854775807", "9223372036854775808",
+	"-9223372036854775809", "18446744073709551615", "4102444800000", "1e3", ""}
+
+// FuzzHostileIntegers sends each command that takes an offset, count,
+// length or TTL with fuzzed integers, twice (so INCRBY can overflow the
+// first result), between setup and follow-up reads. The server must answer
+// every command with well-formed RESP and keep serving.
+func FuzzHostileIntegers(f *testing.F) {
+	for ti := range hostileTemplates {
+		for i, a := range hostileSeeds {
+			f.Add(uint8(ti), a, a)
+			f.Add(uint8(ti), a, hostileSeeds[(i+len(hostileSeeds)/2)%len(hostileSeeds)])
+		}
+	}
+	srv := startShoal(f, kv.Options{}, eventloop.Options{Loops: 2})
+	f.Fuzz(func(t *testing.T, ti uint8, a, b string) {
+		tmpl := hostileTemplates[int(ti)%len(hostileTemplates)]
+		cmd := make([]string, len(tmpl))
+		for i, arg := range tmpl {
+			switch arg {
+			case "A":
+				cmd[i] = a
+			case "B":
+				cmd[i] = b
+			default:
+				cmd[i] = arg
+			}
+		}
+		script := [][]string{{"MSET", "s", "hello", "n", "42"}, {"DEL", "m"}, cmd, cmd,
+			{"GET", "s"}, {"STRLEN", "s"}, {"GET", "n"}, {"PTTL", "s"}, {"TTL", "s"}, {"EXPIRETIME", "s"},
+			{"GETRANGE", "s", "0", "-1"}, {"CONFIG", "SET", "maxmemory", "0"}}
+		var all []byte
+		for _, c := range script {
+			all = append(all, encodeCommand(c)...)
+		}
+		r := dialRaw(t, srv.addr)
+		r.send(all)
+		for _, c := range script {
+			reply, err := r.read()
+			if err != nil {
+				t.Fatalf("%q after %q: %v (partial %q)", c, cmd, err, reply)
+			}
+		}
+		if got := dialRaw(t, srv.addr).do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("server unhealthy after %q: PING = %q", cmd, got)
+		}
+	})
+}

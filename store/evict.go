@@ -25,7 +25,9 @@ func (s *Store) reserve(n int64) error {
 	if limit <= 0 {
 		return nil
 	}
-	return s.makeRoom(blockSize(int(min(n, MaxStringLen+1)))+entryOverhead, limit)
+	// Clamp both ways: blockSize indexes a table with small sizes, so a negative n (a
+	// caller's sum that wrapped) must not reach it.
+	return s.makeRoom(blockSize(int(max(0, min(n, MaxStringLen+1))))+entryOverhead, limit)
 }
 
 // makeRoom evicts until need more bytes fit under limit.

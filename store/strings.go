@@ -384,10 +384,16 @@ func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 	if offset < 0 {
 		return 0, ErrOffsetRange
 	}
-	if len(val) > 0 && offset+int64(len(val)) > MaxStringLen {
-		return 0, ErrTooLong
+	// offset comes from the client: compare it against the room left rather than adding
+	// it to len(val), which wraps negative for offsets near MaxInt64 and let them through.
+	// Like Redis, the length error comes after the type check, and an empty val writes
+	// nothing so it neither fails the check nor reserves room for offset.
+	tooLong := len(val) > 0 && offset > MaxStringLen-int64(len(val))
+	grow := int64(0)
+	if len(val) > 0 && !tooLong {
+		grow = int64(len(val)) + offset
 	}
-	if err := s.reserve(int64(len(key)+len(val)) + offset); err != nil {
+	if err := s.reserve(int64(len(key)) + grow); err != nil {
 		return 0, err
 	}
 	h := s.hash(key)
@@ -405,6 +411,9 @@ func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 			return 0, nil
 		}
 		return int(sh.entries[id].vlen), nil
+	}
+	if tooLong {
+		return 0, ErrTooLong
 	}
 	need := int(offset) + len(val)
 	if id < 0 {
