@@ -88,7 +88,7 @@ func cmdPTTL(h *Handler, cl *client, args [][]byte) {
 func cmdExpireTime(h *Handler, cl *client, args [][]byte) {
 	at := h.store.ExpireTime(args[1])
 	if at >= 0 {
-		at /= 1000
+		at = (at + 500) / 1000 // rounded, as Redis does
 	}
 	cl.writeInt(at)
 }

@@ -4,8 +4,15 @@ package store
 // '[abc]' / '[a-z]' / '[^x]' classes (ranges may be reversed; an unterminated class runs
 // to the end of the pattern), and '\' escaping the next byte. It follows the semantics of
 // Redis's stringmatchlen but backtracks iteratively, so it runs in O(len(pattern)*len(s))
-// whatever the number of stars.
+// whatever the number of stars. Like Redis, it matches the empty string only with the
+// empty pattern or a lone '*'.
 func Match(pattern, s []byte) bool {
+	if len(s) == 0 {
+		// stringmatchlen never enters its loop for an empty string, so only the
+		// empty pattern matches it ("**" and "?*" do not); a lone "*" does too,
+		// because KEYS and SCAN take it as "every key" without matching.
+		return len(pattern) == 0 || string(pattern) == "*"
+	}
 	p, i := 0, 0
 	starP, starI := -1, 0
 	for i < len(s) {

@@ -22,6 +22,7 @@ func TestMatch(t *testing.T) {
 		{"[a-", "-", true}, {"[a-", "a", true}, {"*a*b*c*", "xxaxxbxxcxx", true},
 		{"*a*b*c*", "xxaxxcxxbxx", false}, {"a*", "b", false}, {"**x", "x", true},
 		{"*?", "", false}, {"?*", "a", true}, {"user:*:name", "user:42:name", true},
+		{"**", "", false}, {"?*", "", false}, {"***", "", false}, {"**", "a", true}, // checked against KEYS with a key ""
 		{"user:*:name", "user:42:age", false}, {"[0-9][0-9]", "42", true}, {"*[0-9]", "abc", false},
 		{"[a-]", "-", false}, {"[a-]", "b", false}, // the range swallows the ]
 	}
@@ -33,12 +34,20 @@ func TestMatch(t *testing.T) {
 }
 
 // refMatch is a direct recursive transcription of the glob rules, the oracle for the
-// iterative Match.
+// iterative Match. Like Redis's stringmatchlen, a whole string that is empty matches
+// only the empty pattern (or a lone '*', which KEYS and SCAN take as "every key").
 func refMatch(p, s []byte) bool {
+	if len(s) == 0 {
+		return len(p) == 0 || string(p) == "*"
+	}
+	return refGlob(p, s)
+}
+
+func refGlob(p, s []byte) bool {
 	for len(p) > 0 {
 		if p[0] == '*' {
 			for i := 0; i <= len(s); i++ {
-				if refMatch(p[1:], s[i:]) {
+				if refGlob(p[1:], s[i:]) {
 					return true
 				}
 			}
