@@ -232,6 +232,11 @@ func (h *Handler) totalCommands() int64 {
 func (h *Handler) execute(cl *client, in []byte) int {
 	consumed := 0
 	for consumed < len(in) {
+		if !cl.authed {
+			// Redis decides per request whether the pre-AUTH limits apply:
+			// another client may have cleared or set requirepass since.
+			cl.parser.Unauthenticated = h.authRequired.Load()
+		}
 		args, n, err := cl.parser.Parse(in[consumed:])
 		if err != nil {
 			if errors.Is(err, resp.ErrIncomplete) {

@@ -1,0 +1,44 @@
+package kv_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
+)
+
+// TestClearedPasswordLiftsPreAuthLimits: a connection opened while a
+// password was required is held to the pre-AUTH request limits (at most 10
+// arguments, small bulks). Once CONFIG SET requirepass "" clears the
+// password, Redis re-checks on every request and serves that connection in
+// full; so must Shoal. Setting a password again brings the limits back for
+// connections that never authenticated. Replies are compared with
+// redis-server's.
+func TestClearedPasswordLiftsPreAuthLimits(t *testing.T) {
+	redisAddr := startRedis(t, "--requirepass", "p")
+	shoal := startShoal(t, kv.Options{RequirePass: "p"}, eventloop.Options{})
+	msetArgs := []string{"MSET"}
+	for i := 0; i < 10; i++ {
+		msetArgs = append(msetArgs, "k"+strings.Repeat("x", i), "v")
+	}
+	run := func(addr string) []string {
+		admin := dialRaw(t, addr)
+		waiting := dialRaw(t, addr) // opened while the password is required
+		var got []string
+		got = append(got, admin.do("AUTH", "p"), admin.do("CONFIG", "SET", "requirepass", ""))
+		got = append(got, waiting.do(msetArgs...), waiting.do("GET", "k"))
+		got = append(got, admin.do("CONFIG", "SET", "requirepass", "q"))
+		late := dialRaw(t, addr)
+		late.send(encodeCommand(msetArgs))
+		reply, _ := late.readUntilClose()
+		got = append(got, reply, waiting.do("GET", "k"))
+		return got
+	}
+	want, got := run(redisAddr), run(shoal.addr)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("step %d: shoal %q, redis-server %q", i, got[i], want[i])
+		}
+	}
+}
