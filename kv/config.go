@@ -34,6 +34,7 @@ func (c *config) init(h *Handler, o Options) {
 	c.h = h
 	c.password = o.RequirePass
 	h.authRequired.Store(o.RequirePass != "")
+	h.protectedMode.Store(!o.DisableProtectedMode)
 	c.logLevel = "notice"
 	if o.LogLevel != nil {
 		c.logLevel = levelName(o.LogLevel.Level())
@@ -46,6 +47,7 @@ func (c *config) init(h *Handler, o Options) {
 		{name: "maxmemory-policy", get: func(c *config) string { return c.policy.String() }, set: setPolicy},
 		{name: "requirepass", get: func(c *config) string { return c.password }, set: setRequirePass},
 		{name: "loglevel", get: func(c *config) string { return c.logLevel }, set: setLogLevel},
+		{name: "protected-mode", get: func(c *config) string { return yesNo(c.h.protectedMode.Load()) }, set: setProtectedMode},
 		static("maxclients", strconv.Itoa(o.MaxClients)),
 		static("port", strconv.Itoa(o.Port)),
 		static("bind", o.Bind),
@@ -106,6 +108,28 @@ func setRequirePass(c *config, v string, apply bool) error {
 	c.password = v
 	c.h.authRequired.Store(v != "")
 	return nil
+}
+
+func setProtectedMode(c *config, v string, apply bool) error {
+	var on bool
+	switch strings.ToLower(v) {
+	case "yes":
+		on = true
+	case "no":
+	default:
+		return fmt.Errorf("argument must be 'yes' or 'no'")
+	}
+	if apply {
+		c.h.protectedMode.Store(on)
+	}
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func setLogLevel(c *config, v string, apply bool) error {

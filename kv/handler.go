@@ -32,6 +32,9 @@ type Options struct {
 	// RequirePass, if set, makes every command except AUTH, HELLO, QUIT and
 	// RESET answer NOAUTH until the client authenticates.
 	RequirePass string
+	// DisableProtectedMode turns off Redis's protected mode, which is on by
+	// default: without a password, clients from other hosts are refused.
+	DisableProtectedMode bool
 	// MaxClients is reported by CONFIG GET maxclients and INFO; the limit
 	// itself is enforced by eventloop.Options.MaxConns.
 	MaxClients int
@@ -75,7 +78,8 @@ type Handler struct {
 	clients registry
 	start   time.Time
 
-	authRequired atomic.Bool
+	authRequired  atomic.Bool
+	protectedMode atomic.Bool // CONFIG protected-mode; see refuseUnprotected
 
 	// server is the eventloop Server h runs on (set by OnBoot), for the
 	// counters only it knows, such as connections refused over maxclients.
@@ -137,6 +141,9 @@ func (h *Handler) OnShutdown() { h.Close() }
 
 // OnOpen implements eventloop.OpenHandler: it creates the client state.
 func (h *Handler) OnOpen(c *eventloop.Conn) {
+	if h.refuseUnprotected(c) {
+		return
+	}
 	now := nowMillis()
 	cl := &client{
 		conn:        c,
@@ -183,9 +190,8 @@ func (h *Handler) OnClose(c *eventloop.Conn, err error) {
 func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 	cl, ok := c.Context().(*client)
 	if !ok {
-		// OnOpen did not run (should not happen); serve anyway.
-		h.OnOpen(c)
-		cl = c.Context().(*client)
+		// Refused by protected mode and closing: its input is dropped.
+		return len(in)
 	}
 	if cl.closeAfterReply {
 		return len(in)

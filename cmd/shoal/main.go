@@ -42,6 +42,7 @@ type config struct {
 	port            int
 	bind            string
 	requirePass     string
+	protectedMode   bool
 	maxClients      int
 	maxMemory       int64
 	policy          store.Policy
@@ -80,6 +81,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	port := fs.String("port", env("port", "6379"), "TCP port to listen on")
 	bind := fs.String("bind", env("bind", "127.0.0.1"), "address to bind")
 	requirePass := fs.String("requirepass", env("requirepass", ""), "password clients must AUTH with (empty: none)")
+	protected := fs.String("protected-mode", env("protected-mode", "yes"), "yes: without a password, refuse clients from other hosts (as Redis)")
 	maxClients := fs.String("maxclients", env("maxclients", "10000"), "maximum simultaneous clients")
 	maxMemory := fs.String("maxmemory", env("maxmemory", "0"), "memory limit for data, e.g. 100mb, 1gb (0: none)")
 	policy := fs.String("maxmemory-policy", env("maxmemory-policy", "noeviction"), "eviction policy: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl")
@@ -103,6 +105,13 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	c.bind = *bind
 	c.requirePass = *requirePass
+	switch strings.ToLower(*protected) {
+	case "yes":
+		c.protectedMode = true
+	case "no":
+	default:
+		return c, fmt.Errorf("--protected-mode %q: want yes or no", *protected)
+	}
 	if c.maxClients, err = strconv.Atoi(*maxClients); err != nil || c.maxClients < 1 {
 		return c, fmt.Errorf("--maxclients %q: want a positive integer", *maxClients)
 	}
@@ -176,13 +185,14 @@ func run(cfg config) error {
 	st := store.New(store.Options{MaxMemory: cfg.maxMemory, Policy: cfg.policy})
 	defer st.Close()
 	h := kv.New(st, kv.Options{
-		RequirePass: cfg.requirePass,
-		MaxClients:  cfg.maxClients,
-		Port:        cfg.port,
-		Bind:        cfg.bind,
-		IdleTimeout: cfg.idleTimeout,
-		Logger:      logger,
-		LogLevel:    level,
+		RequirePass:          cfg.requirePass,
+		DisableProtectedMode: !cfg.protectedMode,
+		MaxClients:           cfg.maxClients,
+		Port:                 cfg.port,
+		Bind:                 cfg.bind,
+		IdleTimeout:          cfg.idleTimeout,
+		Logger:               logger,
+		LogLevel:             level,
 	})
 	defer h.Close()
 	h.SetStoreLimits(cfg.maxMemory, cfg.policy)
