@@ -202,13 +202,8 @@ func cmdDecrBy(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdIncrByFloat(h *Handler, cl *client, args [][]byte) {
-	delta, ok := store.ParseFloat(args[2])
-	if !ok {
-		cl.writeError(errNotFloat)
-		return
-	}
 	start := len(cl.out)
-	out, err := h.store.IncrByFloat(cl.out, args[1], delta)
+	out, err := h.store.IncrByFloatText(cl.out, args[1], args[2])
 	if err != nil {
 		cl.writeError(err.Error())
 		return

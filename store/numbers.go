@@ -111,6 +111,11 @@ func parseLongDouble(b []byte) (*big.Float, error) {
 	if err != nil {
 		return nil, ErrNotFloat
 	}
+	if x.MantExp(nil) > longDoubleMaxExp {
+		// Beyond the long double range: strtold overflows (ERANGE), which
+		// string2ld refuses.
+		return nil, ErrNotFloat
+	}
 	return x, nil
 }
 
@@ -126,8 +131,8 @@ func float64ToLongDouble(f float64) *big.Float {
 }
 
 // addLongDouble appends the INCRBYFLOAT result of cur (nil = 0) + delta to dst.
-func addLongDouble(dst, cur []byte, delta float64) ([]byte, error) {
-	sum := float64ToLongDouble(delta)
+func addLongDouble(dst, cur []byte, delta *big.Float) ([]byte, error) {
+	sum := delta
 	if cur != nil {
 		x, err := parseLongDouble(cur)
 		if err == errInf {

@@ -122,3 +122,33 @@ func TestAppendFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestIncrByFloatTextKeepsLongDoublePrecision: the increment is read as a
+// long double, as Redis's string2ld does, not through a float64.
+func TestIncrByFloatTextKeepsLongDoublePrecision(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	for _, c := range []struct {
+		incr, want string
+		err        error
+	}{
+		{"12345678901234567890", "12345678901234567890", nil}, // a float64 gives ...7168
+		{"1e400", "", nil},
+		{"1e5000", "", ErrNotFloat}, // beyond the long double range
+		{"inf", "", ErrNaNOrInf},
+		{" 1", "", ErrNotFloat},
+	} {
+		s.Del([][]byte{[]byte("k")})
+		got, err := s.IncrByFloatText(nil, []byte("k"), []byte(c.incr))
+		if !errors.Is(err, c.err) {
+			t.Errorf("%q: error %v, want %v", c.incr, err, c.err)
+			continue
+		}
+		if c.want != "" && string(got) != c.want {
+			t.Errorf("%q: %q, want %q", c.incr, got, c.want)
+		}
+		if c.incr == "1e400" && (len(got) != 401 || got[0] != '1') {
+			t.Errorf("1e400: %d digits starting %q", len(got), got[:1])
+		}
+	}
+}

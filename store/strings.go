@@ -2,6 +2,7 @@ package store
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 )
 
@@ -239,10 +240,31 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 
 // IncrByFloat adds delta to the number at key (0 if missing) with long double arithmetic
 // like Redis, stores the result formatted as INCRBYFLOAT does and appends it to dst.
+// delta is widened through its shortest decimal form; IncrByFloatText takes the
+// increment as the client typed it, which a float64 cannot always hold.
 func (s *Store) IncrByFloat(dst, key []byte, delta float64) ([]byte, error) {
 	if math.IsNaN(delta) || math.IsInf(delta, 0) {
 		return dst, ErrNaNOrInf
 	}
+	return s.incrByLongDouble(dst, key, float64ToLongDouble(delta))
+}
+
+// IncrByFloatText is IncrByFloat with the increment parsed as Redis's string2ld
+// parses it, into a long double: so 12345678901234567890 stays exact and 1e400 is a
+// valid increment. An increment that is not a number gives ErrNotFloat; "inf" gives
+// ErrNaNOrInf, as in Redis.
+func (s *Store) IncrByFloatText(dst, key, incr []byte) ([]byte, error) {
+	delta, err := parseLongDouble(incr)
+	if err == errInf {
+		return dst, ErrNaNOrInf
+	}
+	if err != nil {
+		return dst, ErrNotFloat
+	}
+	return s.incrByLongDouble(dst, key, delta)
+}
+
+func (s *Store) incrByLongDouble(dst, key []byte, delta *big.Float) ([]byte, error) {
 	if err := s.reserve(int64(len(key) + 40)); err != nil {
 		return dst, err
 	}
