@@ -13,13 +13,11 @@ import (
 // config holds the parameters CONFIG GET reports and CONFIG SET changes.
 // mu guards the mutable values; the Handler reads requirePass on AUTH only.
 type config struct {
-	mu        sync.Mutex
-	h         *Handler
-	password  string
-	maxMemory int64
-	policy    store.Policy
-	logLevel  string
-	params    []configParam
+	mu       sync.Mutex
+	h        *Handler
+	password string
+	logLevel string
+	params   []configParam
 }
 
 // configParam is one CONFIG parameter. set is nil for parameters that
@@ -43,8 +41,8 @@ func (c *config) init(h *Handler, o Options) {
 		return configParam{name: name, get: func(*config) string { return v }}
 	}
 	c.params = []configParam{
-		{name: "maxmemory", get: func(c *config) string { return strconv.FormatInt(c.maxMemory, 10) }, set: setMaxMemory},
-		{name: "maxmemory-policy", get: func(c *config) string { return c.policy.String() }, set: setPolicy},
+		{name: "maxmemory", get: func(c *config) string { return strconv.FormatInt(c.h.store.MaxMemory(), 10) }, set: setMaxMemory},
+		{name: "maxmemory-policy", get: func(c *config) string { return c.h.store.Policy().String() }, set: setPolicy},
 		{name: "requirepass", get: func(c *config) string { return c.password }, set: setRequirePass},
 		{name: "loglevel", get: func(c *config) string { return c.logLevel }, set: setLogLevel},
 		{name: "protected-mode", get: func(c *config) string { return yesNo(c.h.protectedMode.Load()) }, set: setProtectedMode},
@@ -83,7 +81,6 @@ func setMaxMemory(c *config, v string, apply bool) error {
 	if !apply {
 		return nil
 	}
-	c.maxMemory = n
 	c.h.store.SetMaxMemory(n)
 	return nil
 }
@@ -96,7 +93,6 @@ func setPolicy(c *config, v string, apply bool) error {
 	if !apply {
 		return nil
 	}
-	c.policy = p
 	c.h.store.SetPolicy(p)
 	return nil
 }
@@ -207,14 +203,6 @@ func ParseMemory(s string) (int64, error) {
 		return 0, fmt.Errorf("memory value %q overflows 64 bits", s)
 	}
 	return n * mul, nil
-}
-
-// SetStoreLimits tells the Handler the store's initial maxmemory and policy,
-// so CONFIG GET reports them (the store does not expose them).
-func (h *Handler) SetStoreLimits(maxMemory int64, p store.Policy) {
-	h.cfg.mu.Lock()
-	h.cfg.maxMemory, h.cfg.policy = maxMemory, p
-	h.cfg.mu.Unlock()
 }
 
 func cmdConfigGet(h *Handler, cl *client, args [][]byte) {

@@ -110,9 +110,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("tracking_clients", 0)
 	case "memory":
 		b = append(b, "# Memory\r\n"...)
-		h.cfg.mu.Lock()
-		maxMemory, policy := h.cfg.maxMemory, h.cfg.policy.String()
-		h.cfg.mu.Unlock()
+		maxMemory, policy := h.store.MaxMemory(), h.store.Policy().String()
 		peak := h.notePeak(st.UsedMemory)
 		field("used_memory", st.UsedMemory)
 		field("used_memory_human", bytesToHuman(st.UsedMemory))

@@ -165,8 +165,14 @@ func (s *Store) reclaim(sh *shard, h uint32, key []byte) {
 // SetMaxMemory changes the memory limit (0 = unlimited); it applies to the next write.
 func (s *Store) SetMaxMemory(n int64) { s.maxMemory.Store(n) }
 
+// MaxMemory returns the current memory limit in bytes (0: none).
+func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
+
 // SetPolicy changes the eviction policy.
 func (s *Store) SetPolicy(p Policy) { s.policy.Store(int32(p)) }
+
+// Policy returns the current eviction policy.
+func (s *Store) Policy() Policy { return Policy(s.policy.Load()) }
 
 // Stats is a snapshot of keyspace counters, as INFO reports them.
 type Stats struct{ Keys, Expires, ExpiredKeys, EvictedKeys, Hits, Misses, UsedMemory int64 }

@@ -195,7 +195,6 @@ func run(cfg config) error {
 		LogLevel:             level,
 	})
 	defer h.Close()
-	h.SetStoreLimits(cfg.maxMemory, cfg.policy)
 
 	var bal eventloop.Balancer
 	switch cfg.balancer {
