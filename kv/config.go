@@ -46,10 +46,13 @@ func (c *config) init(h *Handler, o Options) {
 		{name: "requirepass", get: func(c *config) string { return c.password }, set: setRequirePass},
 		{name: "loglevel", get: func(c *config) string { return c.logLevel }, set: setLogLevel},
 		{name: "protected-mode", get: func(c *config) string { return yesNo(c.h.protectedMode.Load()) }, set: setProtectedMode},
-		static("maxclients", strconv.Itoa(o.MaxClients)),
-		static("port", strconv.Itoa(o.Port)),
-		static("bind", o.Bind),
-		static("timeout", strconv.FormatInt(int64(o.IdleTimeout.Seconds()), 10)),
+		{name: "maxclients", get: func(c *config) string { _, _, n, _ := c.h.listener(); return strconv.Itoa(n) }},
+		{name: "port", get: func(c *config) string { p, _, _, _ := c.h.listener(); return strconv.Itoa(p) }},
+		{name: "bind", get: func(c *config) string { _, b, _, _ := c.h.listener(); return b }},
+		{name: "timeout", get: func(c *config) string {
+			_, _, _, idle := c.h.listener()
+			return strconv.FormatInt(int64(idle.Seconds()), 10)
+		}},
 		static("databases", "1"),
 		static("proto-max-bulk-len", strconv.FormatInt(o.Limits.MaxBulkLen, 10)),
 		{name: "save", get: func(*config) string { return "" }, set: onlyValue("save", "")},

@@ -1,8 +1,11 @@
 package kv_test
 
 import (
+	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
@@ -38,5 +41,26 @@ func TestMaxMemoryIsReadFromTheStore(t *testing.T) {
 	}
 	if st.MaxMemory() != 1<<20 {
 		t.Fatalf("store maxmemory %d after CONFIG SET 1mb", st.MaxMemory())
+	}
+}
+
+// TestListenerSettingsAreReadFromTheServer: port, bind, maxclients and
+// timeout come from the eventloop Server the Handler runs on (the port it
+// really bound for ":0"), not from copies the embedder must keep in step.
+func TestListenerSettingsAreReadFromTheServer(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{MaxConns: 77, IdleTimeout: 90 * time.Second})
+	_, port, _ := net.SplitHostPort(srv.addr)
+	c := dialRaw(t, srv.addr)
+	for param, want := range map[string]string{"port": port, "bind": "127.0.0.1", "maxclients": "77", "timeout": "90"} {
+		wantReply := "*2\r\n$" + strconv.Itoa(len(param)) + "\r\n" + param + "\r\n$" + strconv.Itoa(len(want)) + "\r\n" + want + "\r\n"
+		if r := c.do("CONFIG", "GET", param); r != wantReply {
+			t.Errorf("CONFIG GET %s: %q, want %q", param, r, wantReply)
+		}
+	}
+	info := c.do("INFO")
+	for _, field := range []string{"tcp_port:" + port + "\r\n", "maxclients:77\r\n"} {
+		if !strings.Contains(info, field) {
+			t.Errorf("INFO lacks %q", field)
+		}
 	}
 }

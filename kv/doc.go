@@ -10,9 +10,10 @@
 // INFO reports what Shoal knows and keeps the fields monitoring tools
 // require even where it does not: the Commandstats and Latencystats
 // sections are empty, and the persistence fields describe a server with
-// persistence off. rejected_connections comes from the eventloop Server
-// (connections over maxclients never reach the Handler), which the Handler
-// learns through OnBoot.
+// persistence off. Settings have one owner each and are read from it: the
+// port, bind address, maxclients, timeout and rejected_connections from the
+// eventloop Server (which the Handler learns through OnBoot), maxmemory and
+// its policy from the store.
 //
 // Ownership: a Handler is shared by every loop. Per-connection state (the
 // parser, protocol version, authentication, name) lives in a client stored in

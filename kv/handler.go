@@ -35,14 +35,6 @@ type Options struct {
 	// DisableProtectedMode turns off Redis's protected mode, which is on by
 	// default: without a password, clients from other hosts are refused.
 	DisableProtectedMode bool
-	// MaxClients is reported by CONFIG GET maxclients and INFO; the limit
-	// itself is enforced by eventloop.Options.MaxConns.
-	MaxClients int
-	// Port and Bind are reported by CONFIG GET and INFO.
-	Port int
-	Bind string
-	// IdleTimeout is reported by CONFIG GET timeout (enforced by the eventloop).
-	IdleTimeout time.Duration
 	// Limits bounds request sizes; the zero value means resp.DefaultLimits.
 	Limits resp.Limits
 	// FlushBytes is the reply size after which OnTraffic flushes mid-batch;
@@ -119,9 +111,6 @@ func New(s *store.Store, o Options) *Handler {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-	if o.MaxClients == 0 {
-		o.MaxClients = 10000
 	}
 	h := &Handler{store: s, opts: o, start: time.Now(), done: make(chan struct{})}
 	h.cfg.init(h, o)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -93,7 +94,8 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("go_version", runtime.Version())
 		field("process_id", os.Getpid())
 		field("run_id", runID)
-		field("tcp_port", h.opts.Port)
+		port, _, _, _ := h.listener()
+		field("tcp_port", port)
 		field("server_time_usec", time.Now().UnixMicro())
 		field("uptime_in_seconds", uptime)
 		field("uptime_in_days", uptime/86400)
@@ -105,7 +107,8 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		b = append(b, "# Clients\r\n"...)
 		field("connected_clients", h.clients.count())
 		field("cluster_connections", 0)
-		field("maxclients", h.opts.MaxClients)
+		_, _, maxClients, _ := h.listener()
+		field("maxclients", maxClients)
 		field("blocked_clients", 0)
 		field("tracking_clients", 0)
 	case "memory":
@@ -221,6 +224,25 @@ func cmdTime(_ *Handler, cl *client, _ [][]byte) {
 	cl.writeArray(2)
 	cl.writeBulk(strconv.AppendInt(buf[:0], now.Unix(), 10))
 	cl.writeBulk(strconv.AppendInt(buf[:0], int64(now.Nanosecond()/1000), 10))
+}
+
+// listener reports what the eventloop Server h runs on was configured
+// with, for CONFIG GET and INFO: its port (the one bound, also for ":0"),
+// bind address, MaxConns (maxclients) and IdleTimeout (timeout). The
+// Server owns these; before OnBoot they are zero.
+func (h *Handler) listener() (port int, bind string, maxClients int, idle time.Duration) {
+	s := h.server.Load()
+	if s == nil {
+		return 0, "", 0, 0
+	}
+	o := s.Options()
+	if a, ok := s.Addr().(*net.TCPAddr); ok {
+		port = a.Port
+	}
+	if host, _, err := net.SplitHostPort(o.Addr); err == nil {
+		bind = host
+	}
+	return port, bind, o.MaxConns, o.IdleTimeout
 }
 
 // rejectedConnections is how many connections the eventloop refused over

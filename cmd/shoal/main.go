@@ -187,10 +187,6 @@ func run(cfg config) error {
 	h := kv.New(st, kv.Options{
 		RequirePass:          cfg.requirePass,
 		DisableProtectedMode: !cfg.protectedMode,
-		MaxClients:           cfg.maxClients,
-		Port:                 cfg.port,
-		Bind:                 cfg.bind,
-		IdleTimeout:          cfg.idleTimeout,
 		Logger:               logger,
 		LogLevel:             level,
 	})
