@@ -64,3 +64,34 @@ func TestListenerSettingsAreReadFromTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeExpiryUsesTheStoreClock: EX/EXPIRE are measured on the
+// store's clock, the one that expires keys; kv keeps no clock of its own
+// that could disagree with it.
+func TestRelativeExpiryUsesTheStoreClock(t *testing.T) {
+	const at = 1_000_000_000_000 // 2001, far from the wall clock
+	st := store.New(store.Options{Now: func() int64 { return at }})
+	t.Cleanup(st.Close)
+	h := kv.New(st, kv.Options{})
+	t.Cleanup(h.Close)
+	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(t.Context()) })
+	c := dialRaw(t, srv.Addr().String())
+	c.do("SET", "k", "v", "EX", "10")
+	c.do("SET", "j", "v")
+	c.do("EXPIRE", "j", "20")
+	for key, want := range map[string]string{"k": ":10000\r\n", "j": ":20000\r\n"} {
+		if r := c.do("PTTL", key); r != want {
+			t.Errorf("PTTL %s = %q, want %q", key, r, want)
+		}
+	}
+	if r := c.do("PEXPIRETIME", "k"); r != ":1000000010000\r\n" {
+		t.Errorf("PEXPIRETIME k = %q", r)
+	}
+}

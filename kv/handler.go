@@ -44,9 +44,6 @@ type Options struct {
 	Logger *slog.Logger
 	// LogLevel, if set, is adjusted by CONFIG SET loglevel.
 	LogLevel *slog.LevelVar
-	// Now is the clock relative expire times are based on, in unix
-	// milliseconds; it must match the store's. Default: the wall clock.
-	Now func() int64
 }
 
 // Compile-time checks: a typo in a hook's signature would otherwise turn

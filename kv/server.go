@@ -15,13 +15,9 @@ import (
 
 // Server commands: INFO, TIME, COMMAND.
 
-// now is the clock relative expiries are based on (unix ms).
-func (h *Handler) now() int64 {
-	if h.opts.Now != nil {
-		return h.opts.Now()
-	}
-	return nowMillis()
-}
+// now is the clock relative expiries are based on (unix ms): the store's,
+// so that EXPIRE 10 and the store's own expiry agree on when 10 s end.
+func (h *Handler) now() int64 { return h.store.Now() }
 
 // infoSections are INFO's sections in Redis's order.
 var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication",

@@ -165,6 +165,10 @@ func (s *Store) reclaim(sh *shard, h uint32, key []byte) {
 // SetMaxMemory changes the memory limit (0 = unlimited); it applies to the next write.
 func (s *Store) SetMaxMemory(n int64) { s.maxMemory.Store(n) }
 
+// Now returns the store's clock in unix milliseconds: the one relative
+// expirations are measured against (Options.Now, or the wall clock).
+func (s *Store) Now() int64 { return s.now() }
+
 // MaxMemory returns the current memory limit in bytes (0: none).
 func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
 
