@@ -2,6 +2,8 @@ package kv
 
 import (
 	"strings"
+
+	"github.com/shoalkv/shoal/internal/ascii"
 )
 
 // commandMeta is the static description of one command as COMMAND INFO
@@ -108,11 +110,7 @@ func lookupName[S ~string | ~[]byte](m map[string]*command, name S) *command {
 	}
 	var buf [maxCommandName]byte
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
+		buf[i] = ascii.Lower(name[i])
 	}
 	return m[string(buf[:len(name)])]
 }
@@ -157,26 +155,11 @@ func (ix *commandIndex) find(name []byte) *command {
 		if c == nil {
 			return nil
 		}
-		if len(c.name) == len(name) && equalLower(name, c.name) {
+		if ascii.EqualFold(name, c.name) {
 			return c
 		}
 		i = (i + 1) & (commandIndexSize - 1)
 	}
-}
-
-// equalLower reports whether b equals the lower-case ASCII word w, ignoring
-// b's case; len(b) == len(w).
-func equalLower(b []byte, w string) bool {
-	for i := 0; i < len(w); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != w[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // arityOK reports whether argc arguments (name included) satisfy arity.

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"github.com/shoalkv/shoal/internal/ascii"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -221,7 +222,7 @@ func cmdConfigGet(h *Handler, cl *client, args [][]byte) {
 				values = append(values, p.get(c))
 				break
 			}
-			if store.Match(toLowerASCII(pat), []byte(p.name)) {
+			if store.Match(ascii.AppendLower(nil, pat), []byte(p.name)) {
 				names = append(names, p.name)
 				values = append(values, p.get(c))
 				break
@@ -308,15 +309,4 @@ func cmdConfigHelp(_ *Handler, cl *client, _ [][]byte) {
 
 func hasGlob(b []byte) bool {
 	return strings.ContainsAny(string(b), "*?[")
-}
-
-func toLowerASCII(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
 }

@@ -3,8 +3,9 @@ package kv
 import (
 	"crypto/subtle"
 
+	"github.com/shoalkv/shoal/internal/ascii"
+
 	"github.com/shoalkv/shoal/eventloop"
-	"github.com/shoalkv/shoal/store"
 )
 
 // Connection commands: PING ECHO QUIT HELLO AUTH SELECT RESET and CLIENT.
@@ -28,7 +29,7 @@ func cmdQuit(_ *Handler, cl *client, _ [][]byte) {
 }
 
 func cmdSelect(_ *Handler, cl *client, args [][]byte) {
-	id, ok := store.ParseInt(args[1])
+	id, ok := ascii.ParseInt(args[1])
 	if !ok {
 		cl.writeError(errNotInteger)
 		return
@@ -88,7 +89,7 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 	ver := int64(0)
 	next := 1
 	if len(args) >= 2 {
-		v, ok := store.ParseInt(args[1])
+		v, ok := ascii.ParseInt(args[1])
 		if !ok {
 			cl.writeError(errProtoVersion)
 			return
@@ -105,10 +106,10 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 	for j := next; j < len(args); j++ {
 		more := len(args) - 1 - j
 		switch {
-		case equalFold(args[j], "AUTH") && more >= 2:
+		case ascii.EqualFold(args[j], "AUTH") && more >= 2:
 			user, pass = args[j+1], args[j+2]
 			j += 2
-		case equalFold(args[j], "SETNAME") && more >= 1:
+		case ascii.EqualFold(args[j], "SETNAME") && more >= 1:
 			name, hasName = args[j+1], true
 			if !validClientName(name) {
 				cl.writeError(errClientName)
@@ -209,9 +210,9 @@ func cmdClientSetInfo(_ *Handler, cl *client, args [][]byte) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	switch {
-	case equalFold(args[2], "LIB-NAME"):
+	case ascii.EqualFold(args[2], "LIB-NAME"):
 		cl.libName = val
-	case equalFold(args[2], "LIB-VER"):
+	case ascii.EqualFold(args[2], "LIB-VER"):
 		cl.libVer = val
 	default:
 		cl.writeError(sanitizeError("ERR Unrecognized option '" + string(args[2]) + "'"))
@@ -230,17 +231,17 @@ func cmdClientList(h *Handler, cl *client, args [][]byte) {
 	typeFilter := ""
 	for i := 2; i < len(args); i++ {
 		switch {
-		case equalFold(args[i], "TYPE") && i+1 < len(args):
+		case ascii.EqualFold(args[i], "TYPE") && i+1 < len(args):
 			typeFilter = string(args[i+1])
 			if !knownClientType(typeFilter) {
 				cl.writeError(sanitizeError("ERR Unknown client type '" + typeFilter + "'"))
 				return
 			}
 			i++
-		case equalFold(args[i], "ID") && i+1 < len(args):
+		case ascii.EqualFold(args[i], "ID") && i+1 < len(args):
 			ids = map[int64]bool{}
 			for i++; i < len(args); i++ {
-				id, ok := store.ParseInt(args[i])
+				id, ok := ascii.ParseInt(args[i])
 				if !ok {
 					cl.writeError("ERR Invalid client ID")
 					return
@@ -258,7 +259,7 @@ func cmdClientList(h *Handler, cl *client, args [][]byte) {
 		if ids != nil && !ids[other.id] {
 			continue
 		}
-		if typeFilter != "" && !equalFold([]byte(typeFilter), "NORMAL") {
+		if typeFilter != "" && !ascii.EqualFold([]byte(typeFilter), "NORMAL") {
 			continue // every Shoal client is a normal client
 		}
 		text = appendClientInfo(text, other, now)
@@ -269,7 +270,7 @@ func cmdClientList(h *Handler, cl *client, args [][]byte) {
 
 func knownClientType(t string) bool {
 	for _, k := range []string{"NORMAL", "MASTER", "REPLICA", "SLAVE", "PUBSUB"} {
-		if equalFold([]byte(t), k) {
+		if ascii.EqualFold([]byte(t), k) {
 			return true
 		}
 	}
@@ -299,33 +300,33 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 		for i := 2; i < len(args); i += 2 {
 			val := args[i+1]
 			switch {
-			case equalFold(args[i], "ID"):
-				n, ok := store.ParseInt(val)
+			case ascii.EqualFold(args[i], "ID"):
+				n, ok := ascii.ParseInt(val)
 				if !ok || n <= 0 {
 					cl.writeError("ERR client-id should be greater than 0")
 					return
 				}
 				id = n
-			case equalFold(args[i], "TYPE"):
+			case ascii.EqualFold(args[i], "TYPE"):
 				if !knownClientType(string(val)) {
 					cl.writeError(sanitizeError("ERR Unknown client type '" + string(val) + "'"))
 					return
 				}
-				typeNormal = equalFold(val, "NORMAL")
-			case equalFold(args[i], "USER"):
+				typeNormal = ascii.EqualFold(val, "NORMAL")
+			case ascii.EqualFold(args[i], "USER"):
 				if string(val) != "default" {
 					cl.writeError(sanitizeError("ERR No such user '" + string(val) + "'"))
 					return
 				}
-			case equalFold(args[i], "ADDR"):
+			case ascii.EqualFold(args[i], "ADDR"):
 				addr = string(val)
-			case equalFold(args[i], "LADDR"):
+			case ascii.EqualFold(args[i], "LADDR"):
 				laddr = string(val)
-			case equalFold(args[i], "SKIPME"):
+			case ascii.EqualFold(args[i], "SKIPME"):
 				switch {
-				case equalFold(val, "YES"):
+				case ascii.EqualFold(val, "YES"):
 					skipMe = true
-				case equalFold(val, "NO"):
+				case ascii.EqualFold(val, "NO"):
 					skipMe = false
 				default:
 					cl.writeError(errSyntax)

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"errors"
+	"github.com/shoalkv/shoal/internal/ascii"
 	"log/slog"
 	"math"
 	"sync"
@@ -294,7 +295,7 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	cl.batchCmds++
 	cmd := dispatchIdx.find(args[0])
 	if cmd == nil {
-		if equalFold(args[0], "POST") || equalFold(args[0], "HOST:") {
+		if ascii.EqualFold(args[0], "POST") || ascii.EqualFold(args[0], "HOST:") {
 			// An HTTP request sent to the Redis port (a cross-protocol
 			// attack from a browser): Redis closes at once, dropping the
 			// replies not yet written, so do the same.

@@ -1,5 +1,7 @@
 package kv
 
+import "github.com/shoalkv/shoal/internal/ascii"
+
 // implementations maps every name in commandTable to its function. A
 // container command's own function runs only when it is called without a
 // subcommand.
@@ -29,7 +31,7 @@ var implementations = map[string]handlerFunc{
 // containerOnly answers a container command sent without a subcommand that
 // passed the arity check; CLIENT and CONFIG need one.
 func containerOnly(_ *Handler, cl *client, args [][]byte) {
-	cl.writeError(errWrongArgs(string(toLowerASCII(args[0]))))
+	cl.writeError(errWrongArgs(string(ascii.AppendLower(nil, args[0]))))
 }
 
 // docs is what COMMAND DOCS reports (summaries written for Shoal).

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/shoalkv/shoal/store"
+	"github.com/shoalkv/shoal/internal/ascii"
 )
 
 // Keyspace commands.
@@ -30,7 +30,7 @@ func (h *Handler) expireGeneric(cl *client, args [][]byte, seconds, relative boo
 		cl.writeError(errText)
 		return
 	}
-	when, ok := store.ParseInt(args[2])
+	when, ok := ascii.ParseInt(args[2])
 	if !ok {
 		cl.writeError(errNotInteger)
 		return
@@ -163,7 +163,7 @@ func cmdDBSize(h *Handler, cl *client, _ [][]byte) {
 // cmdFlush implements FLUSHDB and FLUSHALL [ASYNC|SYNC]; the store's flush
 // is always immediate.
 func cmdFlush(h *Handler, cl *client, args [][]byte) {
-	if len(args) > 2 || (len(args) == 2 && !equalFold(args[1], "ASYNC") && !equalFold(args[1], "SYNC")) {
+	if len(args) > 2 || (len(args) == 2 && !ascii.EqualFold(args[1], "ASYNC") && !ascii.EqualFold(args[1], "SYNC")) {
 		cl.writeError(errSyntax)
 		return
 	}

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"github.com/shoalkv/shoal/internal/ascii"
 	"math"
 
 	"github.com/shoalkv/shoal/store"
@@ -10,24 +11,6 @@ import (
 // Argument parsing for the commands with options. Each parser returns the
 // Redis error text on failure ("" when fine), checking in Redis's order so
 // that the first error a client sees is the one redis-server would send.
-
-// equalFold reports whether b equals the upper-case ASCII word w, ignoring
-// case, without allocating.
-func equalFold(b []byte, w string) bool {
-	if len(b) != len(w) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != w[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // Expiry units and bases for SET, GETEX and the EXPIRE family.
 const (
@@ -58,26 +41,26 @@ func parseSetArgs(args [][]byte, forGetEx bool) (a setArgs, errText string) {
 		hasNext := j+1 < len(args)
 		otherExp := func(k int) bool { return a.expKind != expNone && a.expKind != k }
 		switch {
-		case isSet && equalFold(opt, "NX") && a.mode != store.SetXX:
+		case isSet && ascii.EqualFold(opt, "NX") && a.mode != store.SetXX:
 			a.mode = store.SetNX
-		case isSet && equalFold(opt, "XX") && a.mode != store.SetNX:
+		case isSet && ascii.EqualFold(opt, "XX") && a.mode != store.SetNX:
 			a.mode = store.SetXX
-		case isSet && equalFold(opt, "GET"):
+		case isSet && ascii.EqualFold(opt, "GET"):
 			a.get = true
-		case isSet && equalFold(opt, "KEEPTTL") && !a.persist && a.expKind == expNone:
+		case isSet && ascii.EqualFold(opt, "KEEPTTL") && !a.persist && a.expKind == expNone:
 			a.keepTTL = true
-		case forGetEx && equalFold(opt, "PERSIST") && a.expKind == expNone && !a.keepTTL:
+		case forGetEx && ascii.EqualFold(opt, "PERSIST") && a.expKind == expNone && !a.keepTTL:
 			a.persist = true
-		case equalFold(opt, "EX") && !a.keepTTL && !a.persist && !otherExp(expEX) && hasNext:
+		case ascii.EqualFold(opt, "EX") && !a.keepTTL && !a.persist && !otherExp(expEX) && hasNext:
 			a.expKind, a.expArg = expEX, args[j+1]
 			j++
-		case equalFold(opt, "PX") && !a.keepTTL && !a.persist && !otherExp(expPX) && hasNext:
+		case ascii.EqualFold(opt, "PX") && !a.keepTTL && !a.persist && !otherExp(expPX) && hasNext:
 			a.expKind, a.expArg = expPX, args[j+1]
 			j++
-		case equalFold(opt, "EXAT") && !a.keepTTL && !a.persist && !otherExp(expEXAT) && hasNext:
+		case ascii.EqualFold(opt, "EXAT") && !a.keepTTL && !a.persist && !otherExp(expEXAT) && hasNext:
 			a.expKind, a.expArg = expEXAT, args[j+1]
 			j++
-		case equalFold(opt, "PXAT") && !a.keepTTL && !a.persist && !otherExp(expPXAT) && hasNext:
+		case ascii.EqualFold(opt, "PXAT") && !a.keepTTL && !a.persist && !otherExp(expPXAT) && hasNext:
 			a.expKind, a.expArg = expPXAT, args[j+1]
 			j++
 		default:
@@ -92,7 +75,7 @@ func parseSetArgs(args [][]byte, forGetEx bool) (a setArgs, errText string) {
 // must not overflow when scaled or offset by now, and the result must be
 // positive. cmd names the command in the error.
 func expireAt(arg []byte, kind int, now int64, cmd string) (int64, string) {
-	v, ok := store.ParseInt(arg)
+	v, ok := ascii.ParseInt(arg)
 	if !ok {
 		return 0, errNotInteger
 	}
@@ -118,13 +101,13 @@ func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errTex
 	var nx, xx, gt, lt bool
 	for _, opt := range args {
 		switch {
-		case equalFold(opt, "NX"):
+		case ascii.EqualFold(opt, "NX"):
 			nx = true
-		case equalFold(opt, "XX"):
+		case ascii.EqualFold(opt, "XX"):
 			xx = true
-		case equalFold(opt, "GT"):
+		case ascii.EqualFold(opt, "GT"):
 			gt = true
-		case equalFold(opt, "LT"):
+		case ascii.EqualFold(opt, "LT"):
 			lt = true
 		default:
 			return 0, false, sanitizeError("ERR Unsupported option " + cString(opt, len(opt)))
@@ -162,8 +145,8 @@ func parseScanArgs(args [][]byte) (a scanArgs, errText string) {
 	for i := 0; i < len(args); {
 		remaining := len(args) - i
 		switch {
-		case equalFold(args[i], "COUNT") && remaining >= 2:
-			n, ok := store.ParseInt(args[i+1])
+		case ascii.EqualFold(args[i], "COUNT") && remaining >= 2:
+			n, ok := ascii.ParseInt(args[i+1])
 			if !ok {
 				return a, errNotInteger
 			}
@@ -174,12 +157,12 @@ func parseScanArgs(args [][]byte) (a scanArgs, errText string) {
 				n = math.MaxInt32
 			}
 			a.count = int(n)
-		case equalFold(args[i], "MATCH") && remaining >= 2:
+		case ascii.EqualFold(args[i], "MATCH") && remaining >= 2:
 			a.match = args[i+1]
 			if len(a.match) == 1 && a.match[0] == '*' {
 				a.match = nil
 			}
-		case equalFold(args[i], "TYPE") && remaining >= 2:
+		case ascii.EqualFold(args[i], "TYPE") && remaining >= 2:
 			a.typ = string(args[i+1])
 		default:
 			return a, errSyntax

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"github.com/shoalkv/shoal/internal/ascii"
 	"math"
 
 	"github.com/shoalkv/shoal/store"
@@ -180,7 +181,7 @@ func cmdIncr(h *Handler, cl *client, args [][]byte) { h.incrBy(cl, args[1], 1) }
 func cmdDecr(h *Handler, cl *client, args [][]byte) { h.incrBy(cl, args[1], -1) }
 
 func cmdIncrBy(h *Handler, cl *client, args [][]byte) {
-	delta, ok := store.ParseInt(args[2])
+	delta, ok := ascii.ParseInt(args[2])
 	if !ok {
 		cl.writeError(errNotInteger)
 		return
@@ -189,7 +190,7 @@ func cmdIncrBy(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdDecrBy(h *Handler, cl *client, args [][]byte) {
-	delta, ok := store.ParseInt(args[2])
+	delta, ok := ascii.ParseInt(args[2])
 	if !ok {
 		cl.writeError(errNotInteger)
 		return
@@ -230,8 +231,8 @@ func cmdStrlen(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdGetRange(h *Handler, cl *client, args [][]byte) {
-	start, ok1 := store.ParseInt(args[2])
-	end, ok2 := store.ParseInt(args[3])
+	start, ok1 := ascii.ParseInt(args[2])
+	end, ok2 := ascii.ParseInt(args[3])
 	if !ok1 || !ok2 {
 		cl.writeError(errNotInteger)
 		return
@@ -246,7 +247,7 @@ func cmdGetRange(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdSetRange(h *Handler, cl *client, args [][]byte) {
-	offset, ok := store.ParseInt(args[2])
+	offset, ok := ascii.ParseInt(args[2])
 	if !ok {
 		cl.writeError(errNotInteger)
 		return

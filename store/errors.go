@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Errors returned by Store methods. Their text is Redis's exact error reply without the
@@ -59,25 +60,9 @@ func (p Policy) String() string {
 // ParsePolicy parses a redis.conf maxmemory-policy name (case-insensitive).
 func ParsePolicy(s string) (Policy, error) {
 	for i, n := range policyNames {
-		if equalFold(s, n) {
+		if strings.EqualFold(s, n) {
 			return Policy(i), nil
 		}
 	}
 	return 0, fmt.Errorf("unsupported maxmemory-policy %q (supported: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl)", s)
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/shoalkv/shoal/internal/ascii"
 )
 
 // model is the reference: a plain map with Redis semantics written out directly.
@@ -153,7 +155,7 @@ func runModel(t *testing.T, shards int, collide bool, seed uint64, ops int) {
 			e, exists := m.get(k)
 			cur, isInt := int64(0), true
 			if exists {
-				cur, isInt = ParseInt([]byte(e.val))
+				cur, isInt = ascii.ParseInt([]byte(e.val))
 			}
 			if !isInt {
 				if !errors.Is(err, ErrNotInteger) {

@@ -6,24 +6,6 @@ import (
 	"testing"
 )
 
-func TestParseInt(t *testing.T) {
-	good := map[string]int64{
-		"0": 0, "1": 1, "-1": -1, "123456789": 123456789,
-		"9223372036854775807": math.MaxInt64, "-9223372036854775808": math.MinInt64,
-	}
-	for in, want := range good {
-		if got, ok := ParseInt([]byte(in)); !ok || got != want {
-			t.Errorf("ParseInt(%q) = %d %v, want %d", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"", "-", "+1", " 1", "1 ", "01", "-0", "00", "1a", "1.5",
-		"9223372036854775808", "-9223372036854775809", "99999999999999999999", "123456789012345678901"} {
-		if got, ok := ParseInt([]byte(in)); ok {
-			t.Errorf("ParseInt(%q) = %d, want rejection", in, got)
-		}
-	}
-}
-
 func TestParseFloat(t *testing.T) {
 	good := map[string]float64{
 		"1": 1, "-1.5": -1.5, "+1": 1, ".5": 0.5, "5.": 5, "1e3": 1000, "0x10": 16,

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/shoalkv/shoal/internal/ascii"
 	"math"
 	"math/big"
 	"strconv"
@@ -224,7 +225,7 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 	}
 	var cur int64
 	if id >= 0 {
-		v, ok := ParseInt(sh.val(&sh.entries[id]))
+		v, ok := ascii.ParseInt(sh.val(&sh.entries[id]))
 		if !ok {
 			return 0, ErrNotInteger
 		}

@@ -198,17 +198,6 @@ func TestManyConcurrentClients(t *testing.T) {
 	})
 }
 
-func TestParseIntMatchesRedis(t *testing.T) {
-	for in, want := range map[string]bool{
-		"0": true, "-1": true, "9223372036854775807": true, "-9223372036854775808": true,
-		"9223372036854775808": false, "01": false, "-0": false, "+1": false, " 1": false, "": false, "1a": false,
-	} {
-		if _, ok := parseInt([]byte(in)); ok != want {
-			t.Errorf("parseInt(%q) ok = %v, want %v", in, ok, want)
-		}
-	}
-}
-
 func BenchmarkExecuteGet(b *testing.B) {
 	st := NewStore()
 	st.Set([]byte("key:000000000001"), []byte("xxx"))

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
@@ -9,7 +10,7 @@ import (
 func Execute(st *Store, args [][]byte, out []byte) []byte {
 	name := args[0]
 	switch {
-	case equalFold(name, "GET"):
+	case ascii.EqualFold(name, "GET"):
 		if len(args) != 2 {
 			return arityError(out, "get")
 		}
@@ -17,7 +18,7 @@ func Execute(st *Store, args [][]byte, out []byte) []byte {
 			return out
 		}
 		return resp.AppendNullBulk(out)
-	case equalFold(name, "SET"):
+	case ascii.EqualFold(name, "SET"):
 		if len(args) != 3 {
 			if len(args) < 3 {
 				return arityError(out, "set")
@@ -26,7 +27,7 @@ func Execute(st *Store, args [][]byte, out []byte) []byte {
 		}
 		st.Set(args[1], args[2])
 		return append(out, "+OK\r\n"...)
-	case equalFold(name, "INCR"):
+	case ascii.EqualFold(name, "INCR"):
 		if len(args) != 2 {
 			return arityError(out, "incr")
 		}
@@ -35,7 +36,7 @@ func Execute(st *Store, args [][]byte, out []byte) []byte {
 			return resp.AppendError(out, err.Error())
 		}
 		return resp.AppendInt(out, n)
-	case equalFold(name, "PING"):
+	case ascii.EqualFold(name, "PING"):
 		switch len(args) {
 		case 1:
 			return append(out, "+PONG\r\n"...)
@@ -52,21 +53,4 @@ func Execute(st *Store, args [][]byte, out []byte) []byte {
 
 func arityError(out []byte, cmd string) []byte {
 	return resp.AppendError(out, "ERR wrong number of arguments for '"+cmd+"' command")
-}
-
-// equalFold reports whether b is upper equal to the ASCII upper-case name, ignoring case.
-func equalFold(b []byte, upper string) bool {
-	if len(b) != len(upper) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != upper[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
@@ -93,7 +94,7 @@ func (s *Store) Incr(key []byte) (int64, error) {
 	var n int64
 	if ok {
 		var valid bool
-		if n, valid = parseInt(e.val); !valid {
+		if n, valid = ascii.ParseInt(e.val); !valid {
 			return 0, ErrNotInteger
 		}
 		if n == math.MaxInt64 {
@@ -118,42 +119,6 @@ func (s *Store) Len() int {
 		sh.mu.RUnlock()
 	}
 	return n
-}
-
-// parseInt accepts what Redis's string2ll accepts: an optional '-', no leading zeros, no
-// spaces, within int64.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || (b[0] == '0' && (len(b) > 1 || neg)) {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
-	}
-	if neg {
-		if u > 1<<63 {
-			return 0, false
-		}
-		return -int64(u), true
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
 }
 
 func appendInt(b []byte, n int64) []byte {

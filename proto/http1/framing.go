@@ -1,5 +1,7 @@
 package http1
 
+import "github.com/shoalkv/shoal/internal/ascii"
+
 // framing collects, while headers are parsed, what decides the body's length and the
 // connection's fate, so each header is classified once.
 type framing struct {
@@ -13,7 +15,7 @@ type framing struct {
 func (f *framing) note(h Header, req *Request, limits *Limits) error {
 	switch len(h.Name) {
 	case 4:
-		if equalFold(h.Name, "host") {
+		if ascii.EqualFold(h.Name, "host") {
 			f.hosts++
 			if f.hosts > 1 {
 				return badRequest("more than one Host header")
@@ -22,21 +24,21 @@ func (f *framing) note(h Header, req *Request, limits *Limits) error {
 		}
 	case 6:
 		// RFC 9110 10.1.1: a 100-continue expectation in HTTP/1.0 is ignored.
-		if equalFold(h.Name, "expect") && equalFold(h.Value, "100-continue") && req.Minor == 1 {
+		if ascii.EqualFold(h.Name, "expect") && ascii.EqualFold(h.Value, "100-continue") && req.Minor == 1 {
 			req.Expect100 = true
 		}
 	case 10:
-		if equalFold(h.Name, "connection") {
+		if ascii.EqualFold(h.Name, "connection") {
 			forEachToken(h.Value, func(tok []byte) {
-				if equalFold(tok, "close") {
+				if ascii.EqualFold(tok, "close") {
 					f.connClose = true
-				} else if equalFold(tok, "keep-alive") {
+				} else if ascii.EqualFold(tok, "keep-alive") {
 					f.connKeepAlive = true
 				}
 			})
 		}
 	case 14:
-		if equalFold(h.Name, "content-length") {
+		if ascii.EqualFold(h.Name, "content-length") {
 			if f.contentLength {
 				return badRequest("more than one Content-Length header")
 			}
@@ -48,7 +50,7 @@ func (f *framing) note(h Header, req *Request, limits *Limits) error {
 			req.ContentLength = n
 		}
 	case 17:
-		if equalFold(h.Name, "transfer-encoding") {
+		if ascii.EqualFold(h.Name, "transfer-encoding") {
 			return f.noteTransferEncoding(h.Value, req)
 		}
 	}
@@ -65,7 +67,7 @@ func (f *framing) noteTransferEncoding(value []byte, req *Request) error {
 			return
 		}
 		switch {
-		case !equalFold(tok, "chunked"):
+		case !ascii.EqualFold(tok, "chunked"):
 			err = errorf(501, "transfer coding %s is not supported; only chunked is", quote(tok))
 		case req.Chunked:
 			err = badRequest("transfer coding chunked applied more than once")

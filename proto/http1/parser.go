@@ -1,5 +1,7 @@
 package http1
 
+import "github.com/shoalkv/shoal/internal/ascii"
+
 import "bytes"
 
 // Default limits; a zero field in Limits means the default.
@@ -212,7 +214,7 @@ func validTargetForm(method, target []byte) bool {
 	// scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":"
 	for i, c := range target {
 		switch {
-		case 'a' <= lower(c) && lower(c) <= 'z':
+		case 'a' <= ascii.Lower(c) && ascii.Lower(c) <= 'z':
 		case i > 0 && (isDigit(c) || c == '+' || c == '-' || c == '.'):
 		case i > 0 && c == ':':
 			return true

@@ -1,5 +1,7 @@
 package http1
 
+import "github.com/shoalkv/shoal/internal/ascii"
+
 // Header is one header field: Name as sent (any case) and Value with surrounding
 // whitespace trimmed. Both alias the parsed buffer.
 type Header struct {
@@ -39,7 +41,7 @@ func (r *Request) reset() {
 // Header returns the value of the first header named name (case-insensitive), or nil.
 func (r *Request) Header(name string) []byte {
 	for i := range r.Headers {
-		if equalFoldBoth(r.Headers[i].Name, name) {
+		if ascii.EqualFold(r.Headers[i].Name, name) {
 			return r.Headers[i].Value
 		}
 	}
@@ -63,43 +65,6 @@ func (r *Request) ConnHeader() ConnHeader {
 		return KeepAliveHTTP10
 	}
 	return KeepAlive
-}
-
-// equalFold reports whether b equals the lower-case ASCII string lower, ignoring case.
-func equalFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// equalFoldBoth reports whether b equals s under ASCII case folding of both sides.
-func equalFoldBoth(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		if lower(b[i]) != lower(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
 
 // tokenChars marks tchar from RFC 9110 section 5.6.2.

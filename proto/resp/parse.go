@@ -1,6 +1,9 @@
 package resp
 
-import "bytes"
+import (
+	"bytes"
+	"github.com/shoalkv/shoal/internal/ascii"
+)
 
 // Parser parses commands sent by clients. It is not safe for concurrent use;
 // give each connection its own Parser, owned by the goroutine that reads it.
@@ -195,7 +198,7 @@ func (p *Parser) bulk(b []byte, pos int, lim *Limits) (next, end int, err error)
 }
 
 // header reads the number in the header line starting at b[start] (the '*'
-// or '$' byte). It returns the value, whether string2ll accepts the digits,
+// or '$' byte). It returns the value, whether ascii.ParseInt (Redis's string2ll) accepts the digits,
 // and the index just past the line. Like Redis it ends the line at the
 // first '\r', needs one more byte after it whatever that byte is, and gives
 // up with tooBig once more than maxLine bytes follow start without any '\r'.
@@ -228,7 +231,7 @@ func header(b []byte, start, maxLine int, tooBig string) (v int64, ok bool, next
 	if cr <= start {
 		return 0, false, cr + 2, nil // only for a line that starts with '\r'
 	}
-	v, ok = string2ll(b[start+1 : cr])
+	v, ok = ascii.ParseInt(b[start+1 : cr])
 	return v, ok, cr + 2, nil
 }
 
@@ -242,46 +245,4 @@ func headerText(b []byte, start int) []byte {
 		line = line[:32]
 	}
 	return line
-}
-
-// string2ll parses a decimal int64 with Redis's strictness: no sign but '-',
-// no leading zeros, no spaces, at most 20 bytes, no overflow.
-func string2ll(s []byte) (int64, bool) {
-	if len(s) == 0 || len(s) >= 21 {
-		return 0, false
-	}
-	if len(s) == 1 && s[0] == '0' {
-		return 0, true
-	}
-	neg := s[0] == '-'
-	if neg {
-		s = s[1:]
-		if len(s) == 0 {
-			return 0, false
-		}
-	}
-	if s[0] < '1' || s[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1)/10 || v*10 > 1<<64-1-d {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
 }

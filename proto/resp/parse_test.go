@@ -290,27 +290,6 @@ func TestParseReleasesHugeArgSlice(t *testing.T) {
 	}
 }
 
-func TestString2llMatchesRedis(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true}, {"1", 1, true}, {"-1", -1, true}, {"123", 123, true},
-		{"9223372036854775807", 1<<63 - 1, true}, {"-9223372036854775808", -1 << 63, true},
-		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
-		{"18446744073709551616", 0, false}, {"", 0, false}, {"-", 0, false},
-		{"00", 0, false}, {"01", 0, false}, {"-0", 0, false}, {"+1", 0, false},
-		{" 1", 0, false}, {"1 ", 0, false}, {"1a", 0, false}, {"000000000000000000001", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := string2ll([]byte(tt.in))
-		if ok != tt.ok || (ok && got != tt.want) {
-			t.Errorf("string2ll(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestParseMinInt64CountIsEmptyCommand(t *testing.T) {
 	var p Parser
 	in := "*-9223372036854775808\r\n"

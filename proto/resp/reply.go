@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/shoalkv/shoal/internal/ascii"
 	"math"
 )
 
@@ -85,7 +86,7 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 	case '+', '-', ',', '(':
 		r.Data = line
 	case ':':
-		v, ok := string2ll(line)
+		v, ok := ascii.ParseInt(line)
 		if !ok {
 			return Reply{}, 0, invalid("integer %q", line)
 		}
@@ -106,7 +107,7 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 	case '$', '!', '=':
 		return readBlob(buf, r, line, n)
 	case '*', '%', '~', '>', '|':
-		v, ok := string2ll(line)
+		v, ok := ascii.ParseInt(line)
 		if !ok || v < -1 || v > maxAggregateLen || (v == -1 && r.Kind != '*') {
 			return Reply{}, 0, invalid("%q aggregate length %q", r.Kind, line)
 		}
@@ -134,7 +135,7 @@ func replyLine(buf []byte) (line []byte, next int, err error) {
 
 // readBlob finishes a length-prefixed reply whose header line is line.
 func readBlob(buf []byte, r Reply, line []byte, pos int) (Reply, int, error) {
-	size, ok := string2ll(line)
+	size, ok := ascii.ParseInt(line)
 	if ok && size == -1 && r.Kind == '$' {
 		r.Len = -1
 		return r, pos, nil
