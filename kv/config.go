@@ -133,8 +133,8 @@ func yesNo(b bool) string {
 }
 
 func setLogLevel(c *config, v string, apply bool) error {
-	lvl, ok := parseLogLevel(v)
-	if !ok {
+	lvl, err := ParseLogLevel(v)
+	if err != nil {
 		return fmt.Errorf("argument(s) must be one of the following: debug, verbose, notice, warning, nothing")
 	}
 	if !apply {
@@ -156,19 +156,22 @@ func onlyValue(name, want string) func(*config, string, bool) error {
 	}
 }
 
-// parseLogLevel maps Redis log levels onto slog levels.
-func parseLogLevel(s string) (slog.Level, bool) {
+// ParseLogLevel maps a Redis log level name (debug, verbose, notice, warning,
+// nothing; any case) onto the slog level Shoal logs at: verbose and notice are
+// both Info, nothing is above Error. CONFIG SET loglevel and cmd/shoal's
+// --loglevel both parse through it.
+func ParseLogLevel(s string) (slog.Level, error) {
 	switch strings.ToLower(s) {
 	case "debug":
-		return slog.LevelDebug, true
+		return slog.LevelDebug, nil
 	case "verbose", "notice":
-		return slog.LevelInfo, true
+		return slog.LevelInfo, nil
 	case "warning":
-		return slog.LevelWarn, true
+		return slog.LevelWarn, nil
 	case "nothing":
-		return slog.LevelError + 4, true
+		return slog.LevelError + 4, nil
 	}
-	return 0, false
+	return 0, fmt.Errorf("log level %q: want debug, verbose, notice, warning or nothing", s)
 }
 
 func levelName(l slog.Level) string {

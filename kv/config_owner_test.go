@@ -1,6 +1,7 @@
 package kv_test
 
 import (
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -93,5 +94,21 @@ func TestRelativeExpiryUsesTheStoreClock(t *testing.T) {
 	}
 	if r := c.do("PEXPIRETIME", "k"); r != ":1000000010000\r\n" {
 		t.Errorf("PEXPIRETIME k = %q", r)
+	}
+}
+
+func TestParseLogLevel(t *testing.T) {
+	for in, want := range map[string]slog.Level{
+		"debug": slog.LevelDebug, "VERBOSE": slog.LevelInfo, "notice": slog.LevelInfo,
+		"Warning": slog.LevelWarn, "nothing": slog.LevelError + 4,
+	} {
+		if got, err := kv.ParseLogLevel(in); err != nil || got != want {
+			t.Errorf("ParseLogLevel(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "info", "loud", "debug "} {
+		if _, err := kv.ParseLogLevel(bad); err == nil || !strings.Contains(err.Error(), strconv.Quote(bad)) {
+			t.Errorf("ParseLogLevel(%q) error %v; want one naming the value", bad, err)
+		}
 	}
 }

@@ -2,8 +2,6 @@ package store
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 )
 
 // Errors returned by Store methods. Their text is Redis's exact error reply without the
@@ -34,35 +32,3 @@ var (
 // MaxStringLen is the largest string value Append and SetRange may build (Redis's
 // proto-max-bulk-len default, 512 MiB).
 const MaxStringLen = 512 << 20
-
-// Policy is the maxmemory eviction policy.
-type Policy int
-
-// Eviction policies, named as in redis.conf.
-const (
-	NoEviction Policy = iota
-	AllKeysRandom
-	AllKeysLRU
-	VolatileLRU
-	VolatileTTL
-)
-
-var policyNames = [...]string{"noeviction", "allkeys-random", "allkeys-lru", "volatile-lru", "volatile-ttl"}
-
-// String returns the redis.conf name of p.
-func (p Policy) String() string {
-	if p < 0 || int(p) >= len(policyNames) {
-		return fmt.Sprintf("Policy(%d)", int(p))
-	}
-	return policyNames[p]
-}
-
-// ParsePolicy parses a redis.conf maxmemory-policy name (case-insensitive).
-func ParsePolicy(s string) (Policy, error) {
-	for i, n := range policyNames {
-		if strings.EqualFold(s, n) {
-			return Policy(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unsupported maxmemory-policy %q (supported: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl)", s)
-}

@@ -1,9 +1,43 @@
 package store
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 )
+
+// Policy is the maxmemory eviction policy.
+type Policy int
+
+// Eviction policies, named as in redis.conf.
+const (
+	NoEviction Policy = iota
+	AllKeysRandom
+	AllKeysLRU
+	VolatileLRU
+	VolatileTTL
+)
+
+var policyNames = [...]string{"noeviction", "allkeys-random", "allkeys-lru", "volatile-lru", "volatile-ttl"}
+
+// String returns the redis.conf name of p.
+func (p Policy) String() string {
+	if p < 0 || int(p) >= len(policyNames) {
+		return fmt.Sprintf("Policy(%d)", int(p))
+	}
+	return policyNames[p]
+}
+
+// ParsePolicy parses a redis.conf maxmemory-policy name (case-insensitive).
+func ParsePolicy(s string) (Policy, error) {
+	for i, n := range policyNames {
+		if strings.EqualFold(s, n) {
+			return Policy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unsupported maxmemory-policy %q (supported: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl)", s)
+}
 
 // Eviction, after Redis's approximate LRU: rather than keep a global LRU list (a pointer
 // per key), sample a few keys from random shards and evict the best candidate under the

@@ -133,8 +133,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if c.idleTimeout, err = parseDuration(*idle); err != nil || c.idleTimeout < 0 {
 		return c, fmt.Errorf("--idle-timeout %q: want a duration such as 300s, or seconds", *idle)
 	}
-	if c.logLevel, err = parseLogLevel(*logLevel); err != nil {
-		return c, err
+	if c.logLevel, err = kv.ParseLogLevel(*logLevel); err != nil {
+		return c, fmt.Errorf("--loglevel: %w", err)
 	}
 	c.logLevelName = strings.ToLower(*logLevel)
 	mq, err := kv.ParseMemory(*maxQuery)
@@ -156,20 +156,6 @@ func parseDuration(s string) (time.Duration, error) {
 		return time.Duration(n) * time.Second, nil
 	}
 	return time.ParseDuration(s)
-}
-
-func parseLogLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(s) {
-	case "debug":
-		return slog.LevelDebug, nil
-	case "verbose", "notice":
-		return slog.LevelInfo, nil
-	case "warning":
-		return slog.LevelWarn, nil
-	case "nothing":
-		return slog.LevelError + 4, nil
-	}
-	return 0, fmt.Errorf("--loglevel %q: want debug, verbose, notice, warning or nothing", s)
 }
 
 func run(cfg config) error {
