@@ -2,8 +2,9 @@ package kv
 
 import (
 	"bytes"
-	"github.com/shoalkv/shoal/internal/ascii"
 	"math"
+
+	"github.com/shoalkv/shoal/internal/ascii"
 
 	"github.com/shoalkv/shoal/store"
 )

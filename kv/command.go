@@ -1,30 +1,42 @@
 package kv
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/shoalkv/shoal/internal/ascii"
 )
 
-// commandMeta is the static description of one command as COMMAND INFO
-// reports it.
-type commandMeta struct {
-	name     string // lower case; subcommands are "parent|sub"
-	arity    int    // Redis arity: n exact, -n at least n (the name counts)
-	flags    []string
+// command is everything Shoal knows about one command, written once in
+// commandTable: what COMMAND INFO reports (name, arity, flags, key positions,
+// ACL categories, tips and key specs, exactly as redis-server 7.0 reports
+// them), the function that runs it, and what COMMAND DOCS reports. init
+// checks every entry is complete and links subcommands to their parents.
+type command struct {
+	name     string      // lower case; subcommands are "parent|sub"
+	arity    int         // Redis arity: n exact, -n at least n (the name counts)
+	fn       handlerFunc // for a container command, runs only without a subcommand
+	flags    string      // space-separated, in COMMAND INFO's order
+	acl      string      // space-separated ACL categories
+	tips     string      // space-separated request/response policies
 	firstKey int
 	lastKey  int
 	step     int
-	acl      []string
-	tips     []string
 	keySpecs []keySpec
+	doc      commandDoc
+
+	// Derived by init from the fields above.
+	noAuth   bool                // runs before AUTH (flag no_auth)
+	parent   *command            // set on subcommands
+	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
+	subOrder []*command          // subs in table order, for COMMAND INFO
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements
 // uses an "index" begin-search and a "range" find-keys step.
 type keySpec struct {
 	notes   string
-	flags   []string
+	flags   string // space-separated
 	index   int
 	lastKey int
 	keyStep int
@@ -34,17 +46,6 @@ type keySpec struct {
 // handlerFunc executes one command whose name and arity were already checked.
 // args[0] is the command name; args are valid only during the call.
 type handlerFunc func(h *Handler, cl *client, args [][]byte)
-
-// command is a commandMeta joined with its implementation.
-type command struct {
-	commandMeta
-	fn       handlerFunc
-	noAuth   bool                // runs before AUTH (flag no_auth)
-	parent   *command            // set on subcommands
-	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
-	subOrder []*command          // subs in table order, for COMMAND INFO
-	doc      commandDoc
-}
 
 // commandDoc is what COMMAND DOCS reports; redis-cli uses it for hints.
 type commandDoc struct {
@@ -65,22 +66,33 @@ var (
 )
 
 func init() {
-	commands = make(map[string]*command, len(commandTable))
-	for i := range commandTable {
-		meta := commandTable[i]
-		cmd := &command{commandMeta: meta, fn: implementations[meta.name], doc: docs[meta.name]}
-		if cmd.fn == nil {
-			panic("kv: no implementation for command " + meta.name)
+	var err error
+	if commands, commandOrder, err = indexCommands(commandTable); err != nil {
+		panic("kv: " + err.Error())
+	}
+	for _, cmd := range commandOrder {
+		dispatchIdx.add(cmd)
+	}
+}
+
+// indexCommands checks that every entry of table is complete (a function,
+// ACL categories, all four docs fields, key specs exactly when it has keys)
+// and links subcommands to their parents. It returns the top-level commands
+// by name and in table order.
+func indexCommands(table []*command) (byName map[string]*command, order []*command, err error) {
+	byName = make(map[string]*command, len(table))
+	for _, cmd := range table {
+		if cmd.fn == nil || cmd.acl == "" || cmd.doc.summary == "" || cmd.doc.since == "" || cmd.doc.group == "" || cmd.doc.complexity == "" {
+			return nil, nil, fmt.Errorf("command table entry %q lacks its function, ACL categories or docs", cmd.name)
 		}
-		for _, f := range meta.flags {
-			if f == "no_auth" {
-				cmd.noAuth = true
-			}
+		if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) {
+			return nil, nil, fmt.Errorf("command table entry %q has key positions without key specs or the reverse", cmd.name)
 		}
-		if parentName, sub, ok := strings.Cut(meta.name, "|"); ok {
-			parent := commands[parentName]
+		cmd.noAuth = hasWord(cmd.flags, "no_auth")
+		if parentName, sub, ok := strings.Cut(cmd.name, "|"); ok {
+			parent := byName[parentName]
 			if parent == nil {
-				panic("kv: subcommand before its parent: " + meta.name)
+				return nil, nil, fmt.Errorf("subcommand %q before its parent", cmd.name)
 			}
 			cmd.parent = parent
 			if parent.subs == nil {
@@ -90,15 +102,23 @@ func init() {
 			parent.subOrder = append(parent.subOrder, cmd)
 			continue
 		}
-		commands[meta.name] = cmd
-		commandOrder = append(commandOrder, cmd)
-		dispatchIdx.add(cmd)
+		if byName[cmd.name] != nil {
+			return nil, nil, fmt.Errorf("command %q listed twice", cmd.name)
+		}
+		byName[cmd.name] = cmd
+		order = append(order, cmd)
 	}
-	for name := range implementations {
-		if lookupName(commands, name) == nil && !strings.Contains(name, "|") {
-			panic("kv: implementation without table entry: " + name)
+	return byName, order, nil
+}
+
+// hasWord reports whether the space-separated list has w as one of its words.
+func hasWord(list, w string) bool {
+	for _, f := range strings.Fields(list) {
+		if f == w {
+			return true
 		}
 	}
+	return false
 }
 
 // lookupName finds name case-insensitively without allocating: the name is

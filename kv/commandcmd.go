@@ -1,5 +1,7 @@
 package kv
 
+import "strings"
+
 // The COMMAND command: COUNT, LIST, INFO, DOCS, HELP.
 
 func cmdCommand(_ *Handler, cl *client, args [][]byte) {
@@ -69,19 +71,14 @@ func writeCommandInfo(cl *client, c *command) {
 	cl.writeArray(10)
 	cl.writeBulkStr(c.name)
 	cl.writeInt(int64(c.arity))
-	cl.writeSet(len(c.flags))
-	for _, f := range c.flags {
-		cl.writeStatus(f)
-	}
+	writeStatusSet(cl, c.flags)
 	cl.writeInt(int64(c.firstKey))
 	cl.writeInt(int64(c.lastKey))
 	cl.writeInt(int64(c.step))
-	cl.writeSet(len(c.acl))
-	for _, a := range c.acl {
-		cl.writeStatus(a)
-	}
-	cl.writeSet(len(c.tips))
-	for _, t := range c.tips {
+	writeStatusSet(cl, c.acl)
+	tips := strings.Fields(c.tips)
+	cl.writeSet(len(tips))
+	for _, t := range tips {
 		cl.writeBulkStr(t)
 	}
 	cl.writeSet(len(c.keySpecs))
@@ -100,6 +97,15 @@ func writeCommandInfo(cl *client, c *command) {
 	}
 }
 
+// writeStatusSet writes a space-separated list as a set of status strings.
+func writeStatusSet(cl *client, list string) {
+	words := strings.Fields(list)
+	cl.writeSet(len(words))
+	for _, w := range words {
+		cl.writeStatus(w)
+	}
+}
+
 func writeKeySpec(cl *client, ks keySpec) {
 	n := 3
 	if ks.notes != "" {
@@ -111,10 +117,7 @@ func writeKeySpec(cl *client, ks keySpec) {
 		cl.writeBulkStr(ks.notes)
 	}
 	cl.writeBulkStr("flags")
-	cl.writeSet(len(ks.flags))
-	for _, f := range ks.flags {
-		cl.writeStatus(f)
-	}
+	writeStatusSet(cl, ks.flags)
 	cl.writeBulkStr("begin_search")
 	cl.writeMap(2)
 	cl.writeBulkStr("type")

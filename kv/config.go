@@ -2,11 +2,12 @@ package kv
 
 import (
 	"fmt"
-	"github.com/shoalkv/shoal/internal/ascii"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/shoalkv/shoal/internal/ascii"
 
 	"github.com/shoalkv/shoal/store"
 )

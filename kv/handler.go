@@ -2,12 +2,13 @@ package kv
 
 import (
 	"errors"
-	"github.com/shoalkv/shoal/internal/ascii"
 	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoalkv/shoal/internal/ascii"
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/proto/resp"

@@ -47,3 +47,38 @@ func TestCommandIndexAgreesWithMap(t *testing.T) {
 		}
 	}
 }
+
+// TestIncompleteCommandEntryIsRefused: an entry that forgets a piece (its
+// function, its docs, its key specs) or repeats a name stops the package
+// from loading instead of serving a command with half a description.
+func TestIncompleteCommandEntryIsRefused(t *testing.T) {
+	full := func() *command {
+		return &command{name: "get", arity: 2, fn: cmdGet, flags: "readonly fast", acl: "@read",
+			firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO", index: 1, keyStep: 1}},
+			doc: commandDoc{"s", "1.0.0", "string", "O(1)"}}
+	}
+	if _, order, err := indexCommands([]*command{full()}); err != nil || len(order) != 1 {
+		t.Fatalf("a complete entry: %v, %d commands", err, len(order))
+	}
+	for what, breakIt := range map[string]func(c *command){
+		"no function":       func(c *command) { c.fn = nil },
+		"no summary":        func(c *command) { c.doc.summary = "" },
+		"no complexity":     func(c *command) { c.doc.complexity = "" },
+		"no ACL categories": func(c *command) { c.acl = "" },
+		"no key specs":      func(c *command) { c.keySpecs = nil },
+	} {
+		c := full()
+		breakIt(c)
+		if _, _, err := indexCommands([]*command{c}); err == nil || !strings.Contains(err.Error(), `"get"`) {
+			t.Errorf("%s: error %v, want one naming the command", what, err)
+		}
+	}
+	if _, _, err := indexCommands([]*command{full(), full()}); err == nil {
+		t.Error("a command listed twice was accepted")
+	}
+	orphan := full()
+	orphan.name, orphan.firstKey, orphan.keySpecs = "nope|sub", 0, nil
+	if _, _, err := indexCommands([]*command{orphan}); err == nil {
+		t.Error("a subcommand without its parent was accepted")
+	}
+}

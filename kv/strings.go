@@ -1,8 +1,9 @@
 package kv
 
 import (
-	"github.com/shoalkv/shoal/internal/ascii"
 	"math"
+
+	"github.com/shoalkv/shoal/internal/ascii"
 
 	"github.com/shoalkv/shoal/store"
 )
