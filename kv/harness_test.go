@@ -76,6 +76,11 @@ type rawConn struct {
 	rd *bufio.Reader
 }
 
+// readTimeout bounds each raw read and write: long enough for a reply that
+// builds a 512 MiB string on a loaded machine under -race (5 s was not), short
+// enough that a hang fails the test instead of the whole run.
+const readTimeout = 30 * time.Second
+
 func dialRaw(t testing.TB, addr string) *rawConn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
@@ -98,7 +103,7 @@ func encodeCommand(args []string) []byte {
 
 func (r *rawConn) send(p []byte) {
 	r.t.Helper()
-	_ = r.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_ = r.c.SetWriteDeadline(time.Now().Add(readTimeout))
 	if _, err := r.c.Write(p); err != nil {
 		r.t.Fatalf("write: %v", err)
 	}
@@ -117,7 +122,7 @@ func (r *rawConn) do(args ...string) string {
 
 // read returns one complete raw reply.
 func (r *rawConn) read() (string, error) {
-	_ = r.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = r.c.SetReadDeadline(time.Now().Add(readTimeout))
 	var sb strings.Builder
 	err := readReply(r.rd, &sb)
 	return sb.String(), err
@@ -173,7 +178,7 @@ func readReply(rd *bufio.Reader, sb *strings.Builder) error {
 
 // readUntilClose returns everything the server sends until it closes.
 func (r *rawConn) readUntilClose() (string, error) {
-	_ = r.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = r.c.SetReadDeadline(time.Now().Add(readTimeout))
 	b, err := io.ReadAll(r.rd)
 	return string(b), err
 }

@@ -59,7 +59,7 @@ func (h *Handler) set(cl *client, key, val []byte, a setArgs, cmdName string) {
 		o.ExpireAt = at
 	}
 	start := len(cl.out)
-	out, hadOld, written, err := h.store.Set(key, val, o, cl.out)
+	out, hadOld, written, err := h.store.Set(cl.out, key, val, o)
 	switch {
 	case err != nil:
 		cl.writeError(err.Error())
@@ -73,7 +73,7 @@ func (h *Handler) set(cl *client, key, val []byte, a setArgs, cmdName string) {
 }
 
 func cmdSetNX(h *Handler, cl *client, args [][]byte) {
-	_, _, written, err := h.store.Set(args[1], args[2], store.SetOptions{Mode: store.SetNX}, nil)
+	_, _, written, err := h.store.Set(nil, args[1], args[2], store.SetOptions{Mode: store.SetNX})
 	if err != nil {
 		cl.writeError(err.Error())
 		return

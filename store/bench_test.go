@@ -30,7 +30,7 @@ func loadedStore(b *testing.B) (*Store, [][]byte) {
 		benchKeyS = make([][]byte, benchKeys)
 		for i := range benchKeyS {
 			benchKeyS[i] = []byte("key:" + strconv.Itoa(i))
-			benchStore.Set(benchKeyS[i], []byte("value:0123456789"), SetOptions{}, nil)
+			benchStore.Set(nil, benchKeyS[i], []byte("value:0123456789"), SetOptions{})
 		}
 	})
 	return benchStore, benchKeyS
@@ -81,7 +81,7 @@ func BenchmarkSetOverwrite(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := rand.IntN(benchKeys)
 		for pb.Next() {
-			if _, _, _, err := s.Set(keys[i&(benchKeys-1)], val, SetOptions{}, nil); err != nil {
+			if _, _, _, err := s.Set(nil, keys[i&(benchKeys-1)], val, SetOptions{}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -128,7 +128,7 @@ func BenchmarkMixed90Get10Set(b *testing.B) {
 		for pb.Next() {
 			k := keys[i&(benchKeys-1)]
 			if i%10 == 0 {
-				s.Set(k, val, SetOptions{}, nil)
+				s.Set(nil, k, val, SetOptions{})
 			} else {
 				buf, _, _ = s.Get(buf[:0], k)
 			}
@@ -179,7 +179,7 @@ func BenchmarkMemoryOverhead(b *testing.B) {
 					k, v := benchKey(i), benchValue(i)
 					payload += int64(len(k) + len(v))
 					if s != nil {
-						s.Set(k, v, SetOptions{}, nil)
+						s.Set(nil, k, v, SetOptions{})
 					} else {
 						m[string(k)] = &naiveEntry{val: v}
 					}
@@ -219,7 +219,7 @@ func BenchmarkGCWithResidentKeys(b *testing.B) {
 				}
 				for i := 0; i < n; i++ {
 					if s != nil {
-						s.Set(benchKey(i), benchValue(i), SetOptions{}, nil)
+						s.Set(nil, benchKey(i), benchValue(i), SetOptions{})
 					} else {
 						m[string(benchKey(i))] = &naiveEntry{val: benchValue(i)}
 					}

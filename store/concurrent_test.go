@@ -101,9 +101,9 @@ func TestConcurrentMixedOps(t *testing.T) {
 				k2 := b("k" + strconv.Itoa(r.IntN(300)))
 				switch r.IntN(16) {
 				case 0:
-					s.Set(k, make([]byte, r.IntN(6000)), SetOptions{ExpireAt: clk.now() + int64(r.IntN(50))}, nil)
+					s.Set(nil, k, make([]byte, r.IntN(6000)), SetOptions{ExpireAt: clk.now() + int64(r.IntN(50))})
 				case 1:
-					s.Set(k, b("12"), SetOptions{Get: true, KeepTTL: true}, dst[:0])
+					s.Set(dst[:0], k, b("12"), SetOptions{Get: true, KeepTTL: true})
 				case 2:
 					dst, _, _ = s.Get(dst[:0], k)
 				case 3:
@@ -173,7 +173,7 @@ func TestScanReturnsStableKeysDuringGrowthAndShrink(t *testing.T) {
 				n := 2000 + round%5*4000
 				for i := 0; i < n; i++ {
 					k := b("churn:" + strconv.Itoa(w) + ":" + strconv.Itoa(i))
-					s.Set(k, b("x"), SetOptions{}, nil)
+					s.Set(nil, k, b("x"), SetOptions{})
 					keys = append(keys, k)
 				}
 				s.Del(keys) // grows then shrinks every shard's index

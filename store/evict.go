@@ -100,14 +100,12 @@ func (s *Store) evictOne(p Policy) bool {
 		return false
 	}
 	sh := &s.shards[best.shard]
-	sh.mu.Lock()
-	before := sh.used
+	l := s.lockShard(sh)
 	if slot, id := sh.find(best.hash, best.key); id >= 0 {
 		sh.remove(slot, id)
 		s.evictedKeys.Add(1)
 	}
-	s.account(sh.used - before)
-	sh.mu.Unlock()
+	s.unlock(l)
 	return true
 }
 

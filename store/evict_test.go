@@ -63,7 +63,7 @@ func TestActiveExpirerRunsInBackground(t *testing.T) {
 func fill(t *testing.T, s *Store, prefix string, n int, o SetOptions) (errs int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		if _, _, _, err := s.Set(b(prefix+strconv.Itoa(i)), b("0123456789"), o, nil); err != nil {
+		if _, _, _, err := s.Set(nil, b(prefix+strconv.Itoa(i)), b("0123456789"), o); err != nil {
 			if !errors.Is(err, ErrOOM) {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestNoEvictionRejectsWrites(t *testing.T) {
 	if s.DBSize() != n-5 {
 		t.Fatal("Del must work when full")
 	}
-	if _, _, _, err := s.Set(b("again"), b("v"), SetOptions{}, nil); err != nil {
+	if _, _, _, err := s.Set(nil, b("again"), b("v"), SetOptions{}); err != nil {
 		t.Fatalf("write after freeing memory: %v", err)
 	}
 	s.SetMaxMemory(0)
@@ -188,7 +188,7 @@ func TestAllKeysRandomStaysUnderLimit(t *testing.T) {
 		}
 	}
 	big := make([]byte, 60_000)
-	if _, _, _, err := s.Set(b("huge"), big, SetOptions{}, nil); !errors.Is(err, ErrOOM) {
+	if _, _, _, err := s.Set(nil, b("huge"), big, SetOptions{}); !errors.Is(err, ErrOOM) {
 		t.Fatalf("a value larger than maxmemory: %v, want ErrOOM", err)
 	}
 	checkInvariants(t, s)
@@ -200,7 +200,7 @@ func TestUsedMemoryReturnsToZero(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		k := b("k" + strconv.Itoa(i))
 		keys = append(keys, k)
-		s.Set(k, make([]byte, i%5000), SetOptions{}, nil)
+		s.Set(nil, k, make([]byte, i%5000), SetOptions{})
 	}
 	if st := s.Stats(); st.UsedMemory < 3000*entryOverhead {
 		t.Fatalf("used %d for 3000 keys", st.UsedMemory)

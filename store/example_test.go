@@ -11,7 +11,7 @@ func Example() {
 	s := store.New(store.Options{})
 	defer s.Close()
 
-	s.Set([]byte("greeting"), []byte("hello"), store.SetOptions{}, nil)
+	s.Set(nil, []byte("greeting"), []byte("hello"), store.SetOptions{})
 	val, found, _ := s.Get(nil, []byte("greeting"))
 	fmt.Println(string(val), found)
 

@@ -19,20 +19,14 @@ func (s *Store) activeExpire(budget time.Duration) {
 	deadline := time.Now().Add(budget)
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.mu.Lock()
-		if sh.volatile == 0 {
-			sh.mu.Unlock()
-			continue
-		}
-		before := sh.used
-		for {
+		l := s.lockShard(sh)
+		for sh.volatile > 0 {
 			sampled, expired := s.expireStep(sh, s.now())
 			if sampled == 0 || expired*4 <= sampled || time.Now().After(deadline) {
 				break
 			}
 		}
-		s.account(sh.used - before)
-		sh.mu.Unlock()
+		s.unlock(l)
 		if time.Now().After(deadline) {
 			return
 		}

@@ -230,7 +230,7 @@ func checkExpire(t *testing.T, s *Store, key string, at, now int64) {
 
 func checkSetExpireAt(t *testing.T, s *Store, key string, at, now int64) {
 	t.Helper()
-	_, _, written, err := s.Set(b(key), b("v"), SetOptions{ExpireAt: at}, nil)
+	_, _, written, err := s.Set(nil, b(key), b("v"), SetOptions{ExpireAt: at})
 	if err != nil || !written {
 		t.Errorf("Set(%s, ExpireAt %d) = %v, %v", key, at, written, err)
 	}

@@ -15,11 +15,9 @@ const (
 // Del deletes keys and returns how many existed.
 func (s *Store) Del(keys [][]byte) int {
 	if len(keys) == 1 {
-		h := s.hash(keys[0])
-		sh := s.shardOf(h)
-		sh.mu.Lock()
-		n := s.delLocked(sh, uint32(h), keys[0])
-		sh.mu.Unlock()
+		l := s.lockKey(keys[0])
+		n := s.delLocked(l.sh, l.h, keys[0])
+		s.unlock(l)
 		return n
 	}
 	ml := s.lockKeys(keys, 1, true)
@@ -31,15 +29,14 @@ func (s *Store) Del(keys [][]byte) int {
 	return n
 }
 
+// delLocked deletes key from sh, whose write lock the caller holds; the caller's unlock
+// accounts the memory freed.
 func (s *Store) delLocked(sh *shard, h uint32, key []byte) int {
-	before := sh.used
 	slot, id := s.lookupWrite(sh, h, key)
 	if id < 0 {
-		s.account(sh.used - before)
 		return 0
 	}
 	sh.remove(slot, id)
-	s.account(sh.used - before)
 	return 1
 }
 
@@ -89,13 +86,10 @@ func kindName(k uint8) string {
 // Expire sets key's expiry to atMillis (unix ms) if cond allows and reports whether it
 // did. A time at or before now deletes the key (true if it existed and cond allowed).
 func (s *Store) Expire(key []byte, atMillis int64, cond ExpireCond) bool {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	before := sh.used
-	defer func() { s.account(sh.used - before) }()
-	slot, id := s.lookupWrite(sh, uint32(h), key)
+	l := s.lockKey(key)
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
+	slot, id := s.lookupWrite(sh, h, key)
 	if id < 0 {
 		return false
 	}
@@ -164,13 +158,10 @@ func (s *Store) expiry(key []byte) (at, now int64) {
 
 // Persist removes key's expiry and reports whether it had one.
 func (s *Store) Persist(key []byte) bool {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	before := sh.used
-	defer func() { s.account(sh.used - before) }()
-	_, id := s.lookupWrite(sh, uint32(h), key)
+	l := s.lockKey(key)
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
+	_, id := s.lookupWrite(sh, h, key)
 	if id < 0 || sh.entries[id].expireAt() == 0 {
 		return false
 	}
@@ -178,54 +169,47 @@ func (s *Store) Persist(key []byte) bool {
 	return true
 }
 
-// Rename moves src's value and expiry to dst, replacing dst. ErrNoSuchKey if src is
-// missing. Renaming a key to itself succeeds and changes nothing.
-func (s *Store) Rename(src, dst []byte) error {
-	_, err := s.rename(src, dst, false)
+// Rename moves from's value and expiry to the key to, replacing it. ErrNoSuchKey if
+// from is missing. Renaming a key to itself succeeds and changes nothing.
+func (s *Store) Rename(from, to []byte) error {
+	_, err := s.rename(from, to, false)
 	return err
 }
 
-// RenameNX is Rename only if dst does not exist; it reports whether it renamed.
-func (s *Store) RenameNX(src, dst []byte) (bool, error) {
-	return s.rename(src, dst, true)
+// RenameNX is Rename only if to does not exist; it reports whether it renamed.
+func (s *Store) RenameNX(from, to []byte) (bool, error) {
+	return s.rename(from, to, true)
 }
 
-func (s *Store) rename(src, dst []byte, nx bool) (bool, error) {
-	keys := [2][]byte{src, dst}
+func (s *Store) rename(from, to []byte, nx bool) (bool, error) {
+	keys := [2][]byte{from, to}
 	ml := s.lockKeys(keys[:], 1, true)
 	defer ml.unlock(s)
 	ssh, dsh := &s.shards[ml.shard[0]], &s.shards[ml.shard[1]]
-	sb, db := ssh.used, dsh.used
-	defer func() {
-		s.account(ssh.used - sb)
-		if dsh != ssh {
-			s.account(dsh.used - db)
-		}
-	}()
-	sslot, sid := s.lookupWrite(ssh, uint32(ml.hash[0]), src)
+	sslot, sid := s.lookupWrite(ssh, uint32(ml.hash[0]), from)
 	if sid < 0 {
 		return false, ErrNoSuchKey
 	}
-	if string(src) == string(dst) {
+	if string(from) == string(to) {
 		return !nx, nil
 	}
-	dslot, did := s.lookupWrite(dsh, uint32(ml.hash[1]), dst)
+	dslot, did := s.lookupWrite(dsh, uint32(ml.hash[1]), to)
 	if did >= 0 {
 		if nx {
 			return false, nil
 		}
 		dsh.remove(dslot, did)
-		if ssh == dsh { // the removal may have moved src's slot or id
-			sslot, sid = ssh.find(uint32(ml.hash[0]), src)
+		if ssh == dsh { // the removal may have moved from's slot or id
+			sslot, sid = ssh.find(uint32(ml.hash[0]), from)
 		}
 	}
 	e := ssh.entries[sid]
-	nid, ok := dsh.insert(uint32(ml.hash[1]), dst, int(e.vlen), e.kind(), e.meta&lruMask)
+	nid, ok := dsh.insert(uint32(ml.hash[1]), to, int(e.vlen), e.kind(), e.meta&lruMask)
 	if !ok {
 		return false, ErrOOM
 	}
 	if ssh == dsh { // the insert may have rehashed the shard
-		sslot, sid = ssh.find(uint32(ml.hash[0]), src)
+		sslot, sid = ssh.find(uint32(ml.hash[0]), from)
 		e = ssh.entries[sid]
 	}
 	ne := &dsh.entries[nid]
@@ -263,13 +247,6 @@ func (s *Store) MGet(keys [][]byte, visit func(i int, val []byte, found bool)) {
 }
 
 // usedOf sums the used memory of the given shards, which the caller holds locked.
-func (s *Store) usedOf(shards []int) int64 {
-	var n int64
-	for _, i := range shards {
-		n += s.shards[i].used
-	}
-	return n
-}
 
 // MSet sets k1 v1 k2 v2 ... atomically, clearing their expiries.
 func (s *Store) MSet(pairs [][]byte) error {
@@ -297,10 +274,6 @@ func (s *Store) mset(pairs [][]byte, nx bool) (bool, error) {
 	}
 	ml := s.lockKeys(pairs, 2, true)
 	defer ml.unlock(s)
-	// Publish the locked shards' change of used memory once, at the end: a
-	// defer per shard would be heap-allocated in this loop.
-	before := s.usedOf(ml.order)
-	defer func() { s.account(s.usedOf(ml.order) - before) }()
 	if nx {
 		for i := 0; i < len(pairs); i += 2 {
 			if _, id := s.lookupWrite(&s.shards[ml.shard[i/2]], uint32(ml.hash[i/2]), pairs[i]); id >= 0 {

@@ -110,7 +110,7 @@ func runModel(t *testing.T, shards int, collide bool, seed uint64, ops int) {
 			if at == 0 && r.IntN(2) == 0 {
 				o.KeepTTL = true
 			}
-			old, had, written, err := s.Set(b(k), b(v), o, nil)
+			old, had, written, err := s.Set(nil, b(k), b(v), o)
 			e, exists := m.get(k)
 			if err != nil || had != (o.Get && exists) || (had && string(old) != e.val) {
 				fail(i, "Set", k, o, err, had, string(old))

@@ -12,6 +12,9 @@ type multiLock struct {
 	shard []int    // per key
 	order []int    // distinct shard indices, ascending
 	write bool
+	// before is the memory the locked shards used when a write locked them;
+	// unlock publishes the change, as shardLock does for one shard.
+	before int64
 
 	hashBuf  [8]uint64
 	shardBuf [8]int
@@ -59,11 +62,26 @@ func (s *Store) lockKeys(keys [][]byte, stride int, write bool) *multiLock {
 			s.shards[i].mu.RLock()
 		}
 	}
+	if write {
+		ml.before = s.usedOf(ml.order)
+	}
 	return ml
+}
+
+// usedOf sums the memory used by the given shards; the caller holds their locks.
+func (s *Store) usedOf(shards []int) int64 {
+	var n int64
+	for _, i := range shards {
+		n += s.shards[i].used
+	}
+	return n
 }
 
 // unlock releases the shards and returns ml to the pool; ml is not used after.
 func (ml *multiLock) unlock(s *Store) {
+	if ml.write {
+		s.account(s.usedOf(ml.order) - ml.before)
+	}
 	for i := len(ml.order) - 1; i >= 0; i-- {
 		if ml.write {
 			s.shards[ml.order[i]].mu.Unlock()

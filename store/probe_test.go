@@ -21,7 +21,7 @@ func TestProbeLengthsMatchUniformHashing(t *testing.T) {
 		s := New(Options{ActiveExpireInterval: -1})
 		defer s.Close()
 		for i := 0; i < n; i++ {
-			s.Set(key(i), []byte("xxx"), SetOptions{}, nil)
+			s.Set(nil, key(i), []byte("xxx"), SetOptions{})
 		}
 		checkProbeLengths(t, s)
 	})
@@ -31,7 +31,7 @@ func TestProbeLengthsMatchUniformHashing(t *testing.T) {
 		// Smaller than the fresh case so that it stays quick under -race.
 		const m = 30_000
 		for i := 0; i < 8*m/3; i++ {
-			s.Set(key(i), []byte("xxx"), SetOptions{}, nil)
+			s.Set(nil, key(i), []byte("xxx"), SetOptions{})
 		}
 		// Delete 7 keys in 8 (shrinking most shards' index), then add new keys back up
 		// to m live keys: what is left went through deletes, shrinks and regrowth.
@@ -41,7 +41,7 @@ func TestProbeLengthsMatchUniformHashing(t *testing.T) {
 			}
 		}
 		for i := 8 * m / 3; s.DBSize() < m; i++ {
-			s.Set(key(i), []byte("xxx"), SetOptions{}, nil)
+			s.Set(nil, key(i), []byte("xxx"), SetOptions{})
 		}
 		checkProbeLengths(t, s)
 	})

@@ -134,11 +134,9 @@ func (s *Store) RandomKey() ([]byte, bool) {
 	start := rand.IntN(len(s.shards))
 	for j := range s.shards {
 		sh := &s.shards[(start+j)%len(s.shards)]
-		sh.mu.Lock()
-		before := sh.used
+		l := s.lockShard(sh)
 		s.purgeExpired(sh, now)
-		s.account(sh.used - before)
-		sh.mu.Unlock()
+		s.unlock(l)
 		if k, ok := s.randomIn(sh, now, len(sh.entries)*4+8); ok {
 			return k, true
 		}
@@ -176,12 +174,10 @@ func (s *Store) DBSize() int {
 			continue
 		}
 		sh.mu.RUnlock()
-		sh.mu.Lock()
-		before := sh.used
+		l := s.lockShard(sh)
 		s.purgeExpired(sh, now)
-		s.account(sh.used - before)
 		n += sh.count
-		sh.mu.Unlock()
+		s.unlock(l)
 	}
 	return n
 }

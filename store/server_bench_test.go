@@ -52,7 +52,7 @@ func (b storeBackend) get(dst, key []byte) ([]byte, bool) {
 	v, ok, _ := b.s.Get(dst, key)
 	return v, ok
 }
-func (b storeBackend) set(key, val []byte) { b.s.Set(key, val, SetOptions{}, nil) }
+func (b storeBackend) set(key, val []byte) { b.s.Set(nil, key, val, SetOptions{}) }
 
 // naiveBackend is the same 256-way sharding and locking over map[string]*naiveEntry.
 type naiveBackend struct{ ns *naiveShards }

@@ -155,11 +155,42 @@ func (s *Store) lookupRead(sh *shard, h uint32, key []byte) (id int, expired boo
 
 // reclaim deletes key if it is (still) expired; used after a read saw it expired.
 func (s *Store) reclaim(sh *shard, h uint32, key []byte) {
-	sh.mu.Lock()
-	before := sh.used
+	l := s.lockShard(sh)
 	s.lookupWrite(sh, h, key)
-	s.account(sh.used - before)
-	sh.mu.Unlock()
+	s.unlock(l)
+}
+
+// shardLock is a shard held under its write lock together with the memory it used
+// when the lock was taken, so that unlock can publish what the write changed. Every
+// write goes through lockKey or lockShard and ends with unlock:
+//
+//	l := s.lockKey(key)
+//	defer s.unlock(l)
+//	slot, id := s.lookupWrite(l.sh, l.h, key)
+type shardLock struct {
+	sh     *shard
+	h      uint32 // the key's hash (lockKey only)
+	before int64
+}
+
+// lockKey hashes key and write-locks its shard.
+func (s *Store) lockKey(key []byte) shardLock {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.Lock()
+	return shardLock{sh: sh, h: uint32(h), before: sh.used}
+}
+
+// lockShard write-locks sh for work on the whole shard (expiry, eviction, purges).
+func (s *Store) lockShard(sh *shard) shardLock {
+	sh.mu.Lock()
+	return shardLock{sh: sh, before: sh.used}
+}
+
+// unlock publishes the memory the write used or freed and releases the shard.
+func (s *Store) unlock(l shardLock) {
+	s.account(l.sh.used - l.before)
+	l.sh.mu.Unlock()
 }
 
 // SetMaxMemory changes the memory limit (0 = unlimited); it applies to the next write.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"testing"
 )
@@ -43,7 +44,7 @@ func mustGet(t *testing.T, s *Store, key string) (string, bool) {
 
 func set(t *testing.T, s *Store, key, val string, o SetOptions) {
 	t.Helper()
-	if _, _, _, err := s.Set(b(key), b(val), o, nil); err != nil {
+	if _, _, _, err := s.Set(nil, b(key), b(val), o); err != nil {
 		t.Fatalf("Set(%q): %v", key, err)
 	}
 }
@@ -75,7 +76,7 @@ func TestGetSetDelExists(t *testing.T) {
 	}
 	// Binary-safe keys and values.
 	k, v := []byte{0, 1, 0xff, '\r', '\n'}, []byte{0, 0, 0}
-	s.Set(k, v, SetOptions{}, nil)
+	s.Set(nil, k, v, SetOptions{})
 	got, ok, _ := s.Get(nil, k)
 	if !ok || !bytes.Equal(got, v) {
 		t.Fatalf("binary value = %q %v", got, ok)
@@ -85,17 +86,17 @@ func TestGetSetDelExists(t *testing.T) {
 func TestSetOptions(t *testing.T) {
 	clk := newClock(1_000_000)
 	s := newTestStore(t, Options{Now: clk.now})
-	if _, _, w, _ := s.Set(b("k"), b("v"), SetOptions{Mode: SetXX}, nil); w {
+	if _, _, w, _ := s.Set(nil, b("k"), b("v"), SetOptions{Mode: SetXX}); w {
 		t.Fatal("XX wrote a missing key")
 	}
-	if _, _, w, _ := s.Set(b("k"), b("v1"), SetOptions{Mode: SetNX}, nil); !w {
+	if _, _, w, _ := s.Set(nil, b("k"), b("v1"), SetOptions{Mode: SetNX}); !w {
 		t.Fatal("NX did not write a missing key")
 	}
-	old, had, w, _ := s.Set(b("k"), b("v2"), SetOptions{Mode: SetNX, Get: true}, nil)
+	old, had, w, _ := s.Set(nil, b("k"), b("v2"), SetOptions{Mode: SetNX, Get: true})
 	if w || !had || string(old) != "v1" {
 		t.Fatalf("NX GET on existing: old=%q had=%v written=%v", old, had, w)
 	}
-	old, had, w, _ = s.Set(b("k"), b("v3"), SetOptions{Mode: SetXX, Get: true, ExpireAt: clk.now() + 5000}, []byte("prefix:"))
+	old, had, w, _ = s.Set([]byte("prefix:"), b("k"), b("v3"), SetOptions{Mode: SetXX, Get: true, ExpireAt: clk.now() + 5000})
 	if !w || !had || string(old) != "prefix:v1" {
 		t.Fatalf("XX GET: old=%q had=%v written=%v", old, had, w)
 	}
@@ -110,7 +111,7 @@ func TestSetOptions(t *testing.T) {
 	if p := s.PTTL(b("k")); p != -1 {
 		t.Fatalf("plain SET kept the TTL: PTTL = %d", p)
 	}
-	_, _, w, _ = s.Set(b("k"), b("v6"), SetOptions{ExpireAt: clk.now() - 1}, nil)
+	_, _, w, _ = s.Set(nil, b("k"), b("v6"), SetOptions{ExpireAt: clk.now() - 1})
 	if _, ok := mustGet(t, s, "k"); !w || ok {
 		t.Fatalf("SET with a past expiry: written=%v, key visible=%v", w, ok)
 	}
@@ -281,5 +282,41 @@ func TestMultiKeyOperationsDoNotAllocate(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("MGet found none of the keys it set")
+	}
+}
+
+// TestWritesDoNotAllocate: every write goes through lockKey/unlock (or the
+// multi-key lock); none of them may make the lock state escape to the heap.
+// The store is filled first: in a nearly empty store, creating a key in an
+// empty shard allocates its index, which is growth, not per-call cost.
+func TestWritesDoNotAllocate(t *testing.T) {
+	s := New(Options{ActiveExpireInterval: -1})
+	defer s.Close()
+	k, k2, n, a, v, x := []byte("k"), []byte("k2"), []byte("n"), []byte("a"), []byte("value"), []byte("x")
+	dst := make([]byte, 0, 64)
+	for i := range 20000 {
+		s.Set(nil, []byte("fill:"+strconv.Itoa(i)), v, SetOptions{})
+	}
+	s.Set(nil, k, v, SetOptions{})
+	s.Set(nil, n, []byte("1"), SetOptions{})
+	for name, op := range map[string]func(){
+		"Set":        func() { s.Set(dst[:0], k, v, SetOptions{Get: true}) },
+		"IncrBy":     func() { s.IncrBy(n, 1) },
+		"Append":     func() { s.Set(nil, a, x, SetOptions{}); s.Append(a, v) },
+		"SetRange":   func() { s.SetRange(k, 1, x) },
+		"GetEx":      func() { s.GetEx(dst[:0], k, GetExOptions{Persist: true}) },
+		"Expire":     func() { s.Expire(k, s.Now()+100000, ExpireAlways) },
+		"Persist":    func() { s.Persist(k) },
+		"Del+Set":    func() { s.Del([][]byte{k2}); s.Set(nil, k2, v, SetOptions{}) },
+		"GetDel+Set": func() { s.GetDel(dst[:0], k2); s.Set(nil, k2, v, SetOptions{}) },
+		"Rename":     func() { s.Rename(k, k2); s.Rename(k2, k) },
+	} {
+		if n := testing.AllocsPerRun(100, op); n != 0 {
+			t.Errorf("%s: %v allocs per call, want 0", name, n)
+		}
+	}
+	// AllocsPerRun calls each op once to warm up, then 100 times.
+	if got, _, _ := s.Get(nil, n); string(got) != "102" {
+		t.Errorf("after 101 INCRs n = %q, want 102", got)
 	}
 }

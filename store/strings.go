@@ -53,20 +53,16 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool, err error) {
 }
 
 // Set stores val at key under o's conditions. It appends the old value to dst when o.Get
-// and the key existed (old, hadOld). written reports whether the condition allowed the
+// and the key existed (old, hadOld); dst comes first as in Get. written reports whether the condition allowed the
 // write. An ExpireAt already in the past deletes the key, as Redis 7 does.
-func (s *Store) Set(key, val []byte, o SetOptions, dst []byte) (old []byte, hadOld bool, written bool, err error) {
+func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld bool, written bool, err error) {
 	old = dst
 	if err = s.reserve(int64(len(key) + len(val))); err != nil {
 		return old, false, false, err
 	}
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	before := sh.used
-	old, hadOld, written, err = s.setLocked(sh, uint32(h), key, val, o, old)
-	s.account(sh.used - before)
-	sh.mu.Unlock()
+	l := s.lockKey(key)
+	old, hadOld, written, err = s.setLocked(l.sh, l.h, key, val, o, old)
+	s.unlock(l)
 	return old, hadOld, written, err
 }
 
@@ -119,21 +115,18 @@ func (s *Store) setLocked(sh *shard, h uint32, key, val []byte, o SetOptions, ol
 
 // GetDel appends key's value to dst and deletes the key.
 func (s *Store) GetDel(dst, key []byte) ([]byte, bool, error) {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	before := sh.used
-	defer func() { s.account(sh.used - before) }()
-	slot, id := s.lookupWrite(sh, uint32(h), key)
+	l := s.lockKey(key)
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
+	slot, id, err := s.lookupString(sh, h, key)
+	if err != nil {
+		return dst, false, err
+	}
 	if id < 0 {
 		sh.misses.Add(1)
 		return dst, false, nil
 	}
 	e := &sh.entries[id]
-	if e.kind() != kindString {
-		return dst, false, ErrWrongType
-	}
 	sh.hits.Add(1)
 	dst = append(dst, sh.val(e)...)
 	sh.remove(slot, id)
@@ -149,21 +142,18 @@ type GetExOptions struct {
 // GetEx appends key's value to dst and then changes its expiry per o; an ExpireAt in the
 // past deletes the key after reading it.
 func (s *Store) GetEx(dst, key []byte, o GetExOptions) ([]byte, bool, error) {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	before := sh.used
-	defer func() { s.account(sh.used - before) }()
-	slot, id := s.lookupWrite(sh, uint32(h), key)
+	l := s.lockKey(key)
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
+	slot, id, err := s.lookupString(sh, h, key)
+	if err != nil {
+		return dst, false, err
+	}
 	if id < 0 {
 		sh.misses.Add(1)
 		return dst, false, nil
 	}
 	e := &sh.entries[id]
-	if e.kind() != kindString {
-		return dst, false, ErrWrongType
-	}
 	sh.hits.Add(1)
 	s.touch(e)
 	dst = append(dst, sh.val(e)...)
@@ -178,14 +168,14 @@ func (s *Store) GetEx(dst, key []byte, o GetExOptions) ([]byte, bool, error) {
 	return dst, true, nil
 }
 
-// stringForUpdate finds key for a read-modify-write string command under sh's write lock.
-// id < 0 means missing; err is ErrWrongType for other kinds.
-func (s *Store) stringForUpdate(sh *shard, h uint32, key []byte) (id int, err error) {
-	_, id = s.lookupWrite(sh, h, key)
+// lookupString finds key for a string command that writes, under sh's write lock,
+// reclaiming it if expired. id < 0 means missing; err is ErrWrongType for other kinds.
+func (s *Store) lookupString(sh *shard, h uint32, key []byte) (slot, id int, err error) {
+	slot, id = s.lookupWrite(sh, h, key)
 	if id >= 0 && sh.entries[id].kind() != kindString {
-		return -1, ErrWrongType
+		return -1, -1, ErrWrongType
 	}
-	return id, nil
+	return slot, id, nil
 }
 
 // putString stores val at key (new or existing string), keeping an existing expiry.
@@ -213,13 +203,10 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 	if err := s.reserve(int64(len(key) + 20)); err != nil {
 		return 0, err
 	}
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	before := sh.used
-	defer func() { s.account(sh.used - before) }()
-	id, err := s.stringForUpdate(sh, uint32(h), key)
+	l := s.lockKey(key)
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
+	_, id, err := s.lookupString(sh, h, key)
 	if err != nil {
 		return 0, err
 	}
@@ -236,7 +223,7 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 	}
 	cur += delta
 	var buf [20]byte
-	return cur, s.putString(sh, uint32(h), key, id, strconv.AppendInt(buf[:0], cur, 10))
+	return cur, s.putString(sh, h, key, id, strconv.AppendInt(buf[:0], cur, 10))
 }
 
 // IncrByFloat adds delta to the number at key (0 if missing) with long double arithmetic
@@ -269,13 +256,10 @@ func (s *Store) incrByLongDouble(dst, key []byte, delta *big.Float) ([]byte, err
 	if err := s.reserve(int64(len(key) + 40)); err != nil {
 		return dst, err
 	}
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	before := sh.used
-	defer func() { s.account(sh.used - before) }()
-	id, err := s.stringForUpdate(sh, uint32(h), key)
+	l := s.lockKey(key)
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
+	_, id, err := s.lookupString(sh, h, key)
 	if err != nil {
 		return dst, err
 	}
@@ -288,7 +272,7 @@ func (s *Store) incrByLongDouble(dst, key []byte, delta *big.Float) ([]byte, err
 	if err != nil {
 		return dst[:start], err
 	}
-	return dst, s.putString(sh, uint32(h), key, id, dst[start:])
+	return dst, s.putString(sh, h, key, id, dst[start:])
 }
 
 // Append appends val to the string at key (creating it) and returns the new length.
@@ -296,13 +280,10 @@ func (s *Store) Append(key, val []byte) (int, error) {
 	if err := s.reserve(int64(len(key) + len(val))); err != nil {
 		return 0, err
 	}
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	before := sh.used
-	defer func() { s.account(sh.used - before) }()
-	id, err := s.stringForUpdate(sh, uint32(h), key)
+	l := s.lockKey(key)
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
+	_, id, err := s.lookupString(sh, h, key)
 	if err != nil {
 		return 0, err
 	}
@@ -310,7 +291,7 @@ func (s *Store) Append(key, val []byte) (int, error) {
 		if len(val) > MaxStringLen {
 			return 0, ErrTooLong
 		}
-		return len(val), s.putString(sh, uint32(h), key, -1, val)
+		return len(val), s.putString(sh, h, key, -1, val)
 	}
 	e := &sh.entries[id]
 	old := int(e.vlen)
@@ -419,13 +400,10 @@ func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 	if err := s.reserve(int64(len(key)) + grow); err != nil {
 		return 0, err
 	}
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	before := sh.used
-	defer func() { s.account(sh.used - before) }()
-	id, err := s.stringForUpdate(sh, uint32(h), key)
+	l := s.lockKey(key)
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
+	_, id, err := s.lookupString(sh, h, key)
 	if err != nil {
 		return 0, err
 	}
@@ -440,7 +418,7 @@ func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 	}
 	need := int(offset) + len(val)
 	if id < 0 {
-		nid, ok := sh.insert(uint32(h), key, need, kindString, s.lruClock())
+		nid, ok := sh.insert(h, key, need, kindString, s.lruClock())
 		if !ok {
 			return 0, ErrOOM
 		}

@@ -35,7 +35,7 @@ func TestWrongType(t *testing.T) {
 	}
 	checks := map[string]error{}
 	_, _, checks["Get"] = s.Get(nil, b("l"))
-	_, _, _, checks["Set GET"] = s.Set(b("l"), b("v"), SetOptions{Get: true}, nil)
+	_, _, _, checks["Set GET"] = s.Set(nil, b("l"), b("v"), SetOptions{Get: true})
 	_, checks["IncrBy"] = s.IncrBy(b("l"), 1)
 	_, checks["IncrByFloat"] = s.IncrByFloat(nil, b("l"), 1)
 	_, checks["Append"] = s.Append(b("l"), b("v"))
