@@ -246,8 +246,6 @@ func (s *Store) MGet(keys [][]byte, visit func(i int, val []byte, found bool)) {
 	ml.unlock(s)
 }
 
-// usedOf sums the used memory of the given shards, which the caller holds locked.
-
 // MSet sets k1 v1 k2 v2 ... atomically, clearing their expiries.
 func (s *Store) MSet(pairs [][]byte) error {
 	_, err := s.mset(pairs, false)
