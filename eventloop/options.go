@@ -34,9 +34,14 @@ type Options struct {
 	SocketRecvBuffer int
 }
 
+// DefaultFlushThreshold is Options.FlushThreshold's default. A Handler that
+// batches replies of its own before handing them to the Conn (as kv does
+// within one OnTraffic call) should hand them over at the Server's
+// Options().FlushThreshold, this value unless the embedder set another.
+const DefaultFlushThreshold = 64 << 10
+
 const (
 	defaultReadBufferSize = 64 << 10
-	defaultFlushThreshold = 64 << 10
 	defaultHighWater      = 4 << 20
 	defaultLowWater       = 1 << 20
 	defaultHardLimit      = 64 << 20
@@ -88,7 +93,7 @@ func (o Options) withDefaults() (Options, error) {
 		name string
 	}{
 		{&o.ReadBufferSize, defaultReadBufferSize, "ReadBufferSize"},
-		{&o.FlushThreshold, defaultFlushThreshold, "FlushThreshold"},
+		{&o.FlushThreshold, DefaultFlushThreshold, "FlushThreshold"},
 		{&o.OutputHighWater, defaultHighWater, "OutputHighWater"},
 		{&o.OutputLowWater, defaultLowWater, "OutputLowWater"},
 		{&o.OutputHardLimit, defaultHardLimit, "OutputHardLimit"},

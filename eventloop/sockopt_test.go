@@ -85,7 +85,7 @@ func TestOptionsReportsEffectiveValues(t *testing.T) {
 	if o.MaxConns != 7 || o.IdleTimeout != time.Minute {
 		t.Errorf("MaxConns %d IdleTimeout %v, want the values given", o.MaxConns, o.IdleTimeout)
 	}
-	if o.Network != "tcp" || o.Loops < 1 || o.FlushThreshold != defaultFlushThreshold || o.OutputHardLimit != defaultHardLimit || o.Balancer == nil {
+	if o.Network != "tcp" || o.Loops < 1 || o.FlushThreshold != DefaultFlushThreshold || o.OutputHardLimit != defaultHardLimit || o.Balancer == nil {
 		t.Errorf("defaults not filled in: %+v", o)
 	}
 }

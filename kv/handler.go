@@ -20,15 +20,6 @@ import (
 // that gate features on redis_version behave as with that server.
 const Version = "7.0.15"
 
-// defaultFlushBytes is how much reply data one OnTraffic call accumulates
-// before handing it to the Conn to be written, so a long pipeline of large
-// replies does not build one huge buffer.
-const defaultFlushBytes = 64 << 10
-
-// maxRetainedArgs is the largest argument count whose slice a connection
-// keeps between commands.
-const maxRetainedArgs = 1024
-
 // Options configures a Handler. The zero value serves without a password.
 type Options struct {
 	// RequirePass, if set, makes every command except AUTH, HELLO, QUIT and
@@ -39,9 +30,6 @@ type Options struct {
 	DisableProtectedMode bool
 	// Limits bounds request sizes; the zero value means resp.DefaultLimits.
 	Limits resp.Limits
-	// FlushBytes is the reply size after which OnTraffic flushes mid-batch;
-	// default 64 KiB.
-	FlushBytes int
 	// Logger receives connection-level errors; default slog.Default().
 	Logger *slog.Logger
 	// LogLevel, if set, is adjusted by CONFIG SET loglevel.
@@ -89,12 +77,21 @@ type Handler struct {
 	ops              opsSampler
 	errors           errorStats
 
+	// flushBytes is the reply size after which execute hands replies to the
+	// Conn mid-batch: the Server's FlushThreshold, read at OnBoot.
+	flushBytes atomic.Int64
+
 	closeOnce sync.Once
 	done      chan struct{}
 }
 
-// OnBoot implements eventloop.BootHandler: it records the Server h runs on.
-func (h *Handler) OnBoot(s *eventloop.Server) { h.server.Store(s) }
+// OnBoot implements eventloop.BootHandler: it records the Server h runs on,
+// whose options also say when a long batch of replies is handed over to be
+// written (FlushThreshold).
+func (h *Handler) OnBoot(s *eventloop.Server) {
+	h.flushBytes.Store(int64(s.Options().FlushThreshold))
+	h.server.Store(s)
+}
 
 // New returns a Handler serving s. Call Close (or let the eventloop call
 // OnShutdown) to stop its background sampler.
@@ -105,13 +102,11 @@ func New(s *store.Store, o Options) *Handler {
 		// clients; the parser grows its slice only as arguments arrive.
 		o.Limits.MaxMultibulkLen = math.MaxInt32
 	}
-	if o.FlushBytes <= 0 {
-		o.FlushBytes = defaultFlushBytes
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	h := &Handler{store: s, opts: o, start: time.Now(), done: make(chan struct{})}
+	h.flushBytes.Store(eventloop.DefaultFlushThreshold)
 	h.cfg.init(h, o)
 	h.clock.Store(nowMillis())
 	go h.cron()
@@ -250,16 +245,14 @@ func (h *Handler) execute(cl *client, in []byte) int {
 			continue
 		}
 		h.dispatch(cl, args)
-		if len(args) > maxRetainedArgs {
-			// The parser keeps its argument slice for reuse; after a
-			// huge command (MSET with a million keys) start afresh so an
-			// idle connection does not pin megabytes.
-			cl.parser = resp.Parser{Limits: cl.parser.Limits, Unauthenticated: cl.parser.Unauthenticated}
-		}
+		// After a huge command (MSET with a million keys) the parser lets
+		// its argument slice go, so an idle connection does not pin
+		// megabytes; resp decides what counts as huge.
+		cl.parser.Release()
 		if cl.closeAfterReply {
 			return len(in)
 		}
-		if len(cl.out) >= h.opts.FlushBytes && cl.conn != nil {
+		if int64(len(cl.out)) >= h.flushBytes.Load() && cl.conn != nil {
 			if !cl.flushMidBatch() {
 				return len(in)
 			}

@@ -1,9 +1,13 @@
 package kv
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/store"
 )
 
 // TestParseCursorMatchesStrtoul pins the values strtoul(3) gives, which the
@@ -80,5 +84,28 @@ func TestIncompleteCommandEntryIsRefused(t *testing.T) {
 	orphan.name, orphan.firstKey, orphan.keySpecs = "nope|sub", 0, nil
 	if _, _, err := indexCommands([]*command{orphan}); err == nil {
 		t.Error("a subcommand without its parent was accepted")
+	}
+}
+
+// TestMidBatchFlushFollowsTheServer: kv hands a long batch of replies to the
+// Conn at the Server's FlushThreshold, not at a threshold of its own.
+func TestMidBatchFlushFollowsTheServer(t *testing.T) {
+	st := store.New(store.Options{})
+	defer st.Close()
+	h := New(st, Options{})
+	defer h.Close()
+	if got := h.flushBytes.Load(); got != eventloop.DefaultFlushThreshold {
+		t.Errorf("before OnBoot: %d, want eventloop's default %d", got, eventloop.DefaultFlushThreshold)
+	}
+	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, FlushThreshold: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	if got := h.flushBytes.Load(); got != 4096 {
+		t.Errorf("after OnBoot: flush at %d bytes, want the Server's FlushThreshold 4096", got)
 	}
 }

@@ -42,6 +42,20 @@ const (
 // unrelated buffer with the same Parser.
 func (p *Parser) Reset() { p.dropPending() }
 
+// Release lets the garbage collector have back the memory a rare huge command
+// left in the Parser (more than 4096 arguments, or long unescaped inline
+// arguments), so an idle connection does not pin it. Parse does this itself
+// before each command; call Release after handling a command's args when the
+// connection may then sit idle. It invalidates the args Parse returned.
+func (p *Parser) Release() {
+	if cap(p.args) > maxRetainedArgs {
+		p.args = nil
+	}
+	if cap(p.scratch) > maxRetainedScratch {
+		p.scratch = nil
+	}
+}
+
 // Parse parses one command from the front of buf, a RESP multibulk
 // ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n") or an inline line ("GET k\r\n").
 //
@@ -61,12 +75,7 @@ func (p *Parser) Reset() { p.dropPending() }
 // is not nil, and never exceeds len(buf).
 func (p *Parser) Parse(buf []byte) (args [][]byte, n int, err error) {
 	lim := p.Limits.withDefaults()
-	if cap(p.args) > maxRetainedArgs {
-		p.args = nil
-	}
-	if cap(p.scratch) > maxRetainedScratch {
-		p.scratch = nil
-	}
+	p.Release()
 	p.scratch = p.scratch[:0]
 	pos := 0
 	for pos < len(buf) {

@@ -290,6 +290,31 @@ func TestParseReleasesHugeArgSlice(t *testing.T) {
 	}
 }
 
+// TestReleaseDropsHugeArgSliceWithoutParsing: the idle-connection case, where
+// no next command comes to trigger Parse's own release.
+func TestReleaseDropsHugeArgSliceWithoutParsing(t *testing.T) {
+	var p Parser
+	small := AppendCommand(nil, "SET", "k", "v")
+	if _, _, err := p.Parse(small); err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	if p.args == nil {
+		t.Error("Release dropped the arg slice of a small command, which is reused")
+	}
+	args := make([]string, maxRetainedArgs+1)
+	for i := range args {
+		args[i] = "x"
+	}
+	if got, _, err := p.Parse(AppendCommand(nil, args...)); err != nil || len(got) != len(args) {
+		t.Fatalf("Parse = %d args, %v", len(got), err)
+	}
+	p.Release()
+	if cap(p.args) > maxRetainedArgs {
+		t.Errorf("Release kept %d arg slots after a huge command", cap(p.args))
+	}
+}
+
 func TestParseMinInt64CountIsEmptyCommand(t *testing.T) {
 	var p Parser
 	in := "*-9223372036854775808\r\n"
