@@ -115,22 +115,7 @@ func (s *Store) setLocked(sh *shard, h uint32, key, val []byte, o SetOptions, ol
 
 // GetDel appends key's value to dst and deletes the key.
 func (s *Store) GetDel(dst, key []byte) ([]byte, bool, error) {
-	l := s.lockKey(key)
-	defer s.unlock(l)
-	sh, h := l.sh, l.h
-	slot, id, err := s.lookupString(sh, h, key)
-	if err != nil {
-		return dst, false, err
-	}
-	if id < 0 {
-		sh.misses.Add(1)
-		return dst, false, nil
-	}
-	e := &sh.entries[id]
-	sh.hits.Add(1)
-	dst = append(dst, sh.val(e)...)
-	sh.remove(slot, id)
-	return dst, true, nil
+	return s.getThenUpdate(dst, key, GetExOptions{}, true)
 }
 
 // GetExOptions are GETEX's options.
@@ -142,6 +127,12 @@ type GetExOptions struct {
 // GetEx appends key's value to dst and then changes its expiry per o; an ExpireAt in the
 // past deletes the key after reading it.
 func (s *Store) GetEx(dst, key []byte, o GetExOptions) ([]byte, bool, error) {
+	return s.getThenUpdate(dst, key, o, false)
+}
+
+// getThenUpdate is GETEX and GETDEL: read a string under the write lock, then change its
+// expiry per o or, with del, delete it.
+func (s *Store) getThenUpdate(dst, key []byte, o GetExOptions, del bool) ([]byte, bool, error) {
 	l := s.lockKey(key)
 	defer s.unlock(l)
 	sh, h := l.sh, l.h
@@ -158,7 +149,7 @@ func (s *Store) GetEx(dst, key []byte, o GetExOptions) ([]byte, bool, error) {
 	s.touch(e)
 	dst = append(dst, sh.val(e)...)
 	switch {
-	case o.ExpireAt != 0 && o.ExpireAt <= s.now():
+	case del, o.ExpireAt != 0 && o.ExpireAt <= s.now():
 		sh.remove(slot, id)
 	case o.ExpireAt != 0:
 		sh.setExpiry(e, o.ExpireAt)
