@@ -46,10 +46,9 @@ type loop struct {
 	stopped     bool
 
 	// Loop goroutine only.
-	listenFd    int // per-loop SO_REUSEPORT listener, or -1
-	backoff     acceptBackoff
-	buf         []byte  // shared read buffer
-	conns       []*Conn // indexed by descriptor
+	sockets     []*listenSocket // per-loop SO_REUSEPORT listeners
+	buf         []byte          // shared read buffer
+	conns       []*Conn         // indexed by descriptor
 	numConns    int
 	running     []task // tasks being run, swapped with tasks
 	dirty       []*Conn
@@ -72,7 +71,7 @@ func newLoop(s *Server, idx int) (*loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventloop: poller: %w", err)
 	}
-	l := &loop{srv: s, idx: idx, poller: p, listenFd: -1, buf: make([]byte, s.opts.ReadBufferSize),
+	l := &loop{srv: s, idx: idx, poller: p, buf: make([]byte, s.opts.ReadBufferSize),
 		inBufs: bufCache{pool: &inboundPool}, outBufs: bufCache{pool: &outboundPool}}
 	if s.opts.IdleTimeout > 0 {
 		l.wheel = newIdleWheel(s.opts.IdleTimeout)
@@ -87,9 +86,7 @@ func (l *loop) run() {
 	l.now = l.srv.clock()
 	l.windowStart = l.now
 	for {
-		if l.listenFd >= 0 {
-			l.backoff.resume(l.poller, l.listenFd, l.now)
-		}
+		resumeSockets(l.sockets, l.poller, l.now)
 		n, err := l.poller.wait(l.waitMillis())
 		if err != nil {
 			l.srv.opts.Logger.Error("eventloop: poll failed; closing the loop's connections", "loop", l.idx, "err", err)
@@ -104,11 +101,12 @@ func (l *loop) run() {
 			switch {
 			case wake:
 				woken = true
-			case fd == l.listenFd:
-				l.loopAccept()
 			default:
 				c := l.conn(fd)
-				if c == nil {
+				if c == nil { // a listener's descriptor is never a conn's
+					if ls := socketFor(l.sockets, fd); ls != nil {
+						l.loopAccept(ls)
+					}
 					continue
 				}
 				if c.flags&flagLingering != 0 {
@@ -173,7 +171,7 @@ func (l *loop) waitMillis() int {
 	if l.ewma > 0 { // keep waking so the load decays while idle
 		min(int(loadWindow / time.Millisecond))
 	}
-	min(l.backoff.waitMillis(l.now))
+	min(socketsWaitMillis(l.sockets, l.now))
 	if len(l.lingering) > 0 {
 		min(int(lingerCheck / time.Millisecond))
 	}
@@ -198,13 +196,13 @@ func (l *loop) publishLoad(cycleStart time.Duration) {
 	l.busy, l.windowStart = 0, end
 }
 
-// register adopts an accepted descriptor.
-func (l *loop) register(fd int) {
+// register adopts a descriptor accepted on ln.
+func (l *loop) register(fd int, ln *listener) {
 	if l.draining { // accepted just before shutdown began
 		l.discard(fd)
 		return
 	}
-	c := &Conn{loop: l, fd: fd, lastActive: l.now, flags: flagReading}
+	c := &Conn{loop: l, ln: ln, fd: fd, lastActive: l.now, flags: flagReading}
 	if err := l.poller.add(fd, true, false); err != nil {
 		l.srv.opts.Logger.Error("eventloop: cannot poll new connection", "fd", fd, "err", err)
 		l.discard(fd)
@@ -218,7 +216,7 @@ func (l *loop) register(fd int) {
 	if l.wheel != nil {
 		l.wheel.add(c, l.now)
 	}
-	if h := l.srv.onOpen; h != nil {
+	if h := ln.onOpen; h != nil {
 		h.OnOpen(c)
 	}
 	l.loopFlush(c)
@@ -283,7 +281,7 @@ func (l *loop) deliver(c *Conn, data []byte) {
 		c.in.B = append(c.in.B, data...)
 		in = c.in.B
 	}
-	consumed := l.srv.handler.OnTraffic(c, in)
+	consumed := c.ln.handler.OnTraffic(c, in)
 	if consumed < 0 || consumed > len(in) {
 		l.abort(c, fmt.Errorf("eventloop: OnTraffic consumed %d of %d bytes", consumed, len(in)))
 		return
@@ -493,7 +491,7 @@ func (l *loop) closeConn(c *Conn, err error) {
 // before the descriptor is closed, so c's addresses still work there. A
 // graceful close lingers: see linger.
 func (l *loop) release(c *Conn, err error, graceful bool) {
-	if h := l.srv.onClose; h != nil {
+	if h := c.ln.onClose; h != nil {
 		h.OnClose(c, err)
 	}
 	if c.in != nil {
