@@ -64,6 +64,10 @@ type loop struct {
 	ewma        float64
 	busy        time.Duration
 	windowStart time.Duration
+
+	// Written by the loop goroutine, read by Server.Counters: among the
+	// loop's own fields, away from those other goroutines write.
+	counters loopCounters
 }
 
 func newLoop(s *Server, idx int) (*loop, error) {
@@ -213,6 +217,7 @@ func (l *loop) register(fd int, ln *listener) {
 	}
 	l.conns[fd] = c
 	l.numConns++
+	l.counters.accepted.Add(1)
 	if l.wheel != nil {
 		l.wheel.add(c, l.now)
 	}
@@ -244,6 +249,8 @@ func (l *loop) loopRead(c *Conn) {
 			break
 		}
 		c.lastActive = l.now
+		l.counters.reads.Add(1)
+		l.counters.bytesRead.Add(uint64(n))
 		l.deliver(c, l.buf[:n])
 		if n < len(l.buf) {
 			l.inputDrained(c)
@@ -304,6 +311,9 @@ func (l *loop) deliver(c *Conn, data []byte) {
 		return
 	}
 	if c.pending() > l.srv.opts.OutputHighWater {
+		if c.flags&flagPaused == 0 {
+			l.counters.pauses.Add(1)
+		}
 		c.flags |= flagPaused
 		if len(rest) > 0 {
 			// Perhaps only a partial request; perhaps the handler stopped
@@ -330,6 +340,7 @@ func (l *loop) loopFlush(c *Conn) {
 	for c.pending() > 0 {
 		n, err := writeFd(c.fd, c.out.B[c.outPos:])
 		l.writeCalls++
+		l.counters.writes.Add(1)
 		if err == unix.EINTR {
 			continue
 		}
@@ -342,6 +353,7 @@ func (l *loop) loopFlush(c *Conn) {
 			return
 		}
 		c.outPos += n
+		l.counters.bytesWritten.Add(uint64(n))
 		c.lastActive = l.now // a draining slow reader is not idle
 		if c.pending() > 0 { // the socket is full; don't ask again now
 			break
@@ -383,6 +395,9 @@ func (l *loop) settle(c *Conn) {
 	}
 	flags := c.flags
 	if pending > l.srv.opts.OutputHighWater {
+		if flags&flagPaused == 0 {
+			l.counters.pauses.Add(1)
+		}
 		flags |= flagPaused
 	} else if pending <= l.srv.opts.OutputLowWater {
 		flags &^= flagPaused
@@ -454,10 +469,12 @@ func (l *loop) abort(c *Conn, err error) {
 	}
 	c.flags |= flagAbort
 	c.closeErr = err
+	l.counters.noteAbort(err)
 	l.srv.opts.Logger.Warn("eventloop: closing connection", "fd", c.fd, "reason", err.Error())
 }
 
 func (l *loop) expire(c *Conn) {
+	l.counters.idle.Add(1)
 	l.closeConn(c, fmt.Errorf("%w: no traffic for %v", ErrIdleTimeout, l.srv.opts.IdleTimeout))
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,6 +85,9 @@ func TestBinaryServesEveryFront(t *testing.T) {
 	var resp frame.Response
 	if _, err := (&frame.Decoder{}).DecodeResponse(all, &resp); err != nil || resp.Status != frame.StatusError || !strings.HasPrefix(string(resp.Value), "NOAUTH") {
 		t.Fatalf("frame front with a password: %q %v", all, err)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit: %v", err)
 	}
 	if !strings.Contains(p.stderr.String(), "HTTP front listening") {
 		t.Errorf("no HTTP front line in the log:\n%s", p.stderr.String())
