@@ -42,6 +42,7 @@ type command struct {
 	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
 	subOrder []*command          // subs in table order, for COMMAND INFO
 	doc      commandDoc
+	statsID  int // index into commandsByID and the per-loop counters
 }
 
 // commandDoc is what COMMAND DOCS reports; redis-cli uses it for hints.
@@ -60,13 +61,15 @@ var (
 	commands     map[string]*command // top-level commands by lower-case name
 	commandOrder []*command          // top-level commands in table order
 	dispatchIdx  commandIndex        // commands again, for the per-request lookup
+	commandsByID []*command          // every command and subcommand, by statsID
 )
 
 func init() {
 	commands = make(map[string]*command, len(commandTable))
 	for i := range commandTable {
 		meta := commandTable[i]
-		cmd := &command{commandMeta: meta, fn: implementations[meta.name], doc: docs[meta.name]}
+		cmd := &command{commandMeta: meta, fn: implementations[meta.name], doc: docs[meta.name], statsID: len(commandsByID)}
+		commandsByID = append(commandsByID, cmd)
 		if cmd.fn == nil {
 			panic("kv: no implementation for command " + meta.name)
 		}

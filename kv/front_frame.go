@@ -25,13 +25,19 @@ const errFrameNoAuth = "NOAUTH a password is set (requirepass) and the frame pro
 // connection (and every request, should requirepass be set later) gets an
 // ERROR starting with NOAUTH and is closed. Protected mode refuses other
 // hosts as RESP does, with its text in an ERROR.
-func (h *Handler) FrameHandler() eventloop.Handler { return &frameFront{h: h} }
+func (h *Handler) FrameHandler() eventloop.Handler {
+	f := &frameFront{h: h}
+	f.ids[frame.OpGet], f.ids[frame.OpSet] = statsIDOf("get"), statsIDOf("set")
+	f.ids[frame.OpDel], f.ids[frame.OpPing] = statsIDOf("del"), statsIDOf("ping")
+	return f
+}
 
 // frameFront is the frame front's Handler, shared by every connection of
 // its listener; it keeps no per-connection state.
 type frameFront struct {
 	h   *Handler
 	dec frame.Decoder
+	ids [frame.OpPing + 1]int // the command each opcode is counted as
 }
 
 var _ eventloop.OpenHandler = (*frameFront)(nil)
@@ -59,6 +65,7 @@ func (f *frameFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 	if c.Context() != nil { // refused in OnOpen, closing
 		return len(in)
 	}
+	ls := f.h.cmdStats.forLoop(c.LoopIndex())
 	out := c.OutputBuffer()
 	consumed := 0
 	var req frame.Request
@@ -78,7 +85,9 @@ func (f *frameFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 			return len(in)
 		}
 		consumed += n
+		start, timer := len(out), ls.begin()
 		out = f.serve(&req, out)
+		timer.end(f.ids[req.Op], out[start] == byte(frame.StatusError))
 		if len(out) >= f.h.opts.FlushBytes {
 			c.SetOutputBuffer(out)
 			if c.Flush() != nil {

@@ -45,7 +45,9 @@ const maxHTTPBody = store.MaxStringLen
 //
 // The handler owns the clock its Date headers come from: it starts it in
 // OnBoot and stops it in OnShutdown.
-func (h *Handler) HTTPHandler() eventloop.Handler { return &httpFront{h: h} }
+func (h *Handler) HTTPHandler() eventloop.Handler {
+	return &httpFront{h: h, getID: statsIDOf("get"), setID: statsIDOf("set"), delID: statsIDOf("del"), incrID: statsIDOf("incrby")}
+}
 
 // httpFront is the HTTP front's Handler. One serves every connection of
 // its listener, concurrently from all loops.
@@ -53,6 +55,8 @@ type httpFront struct {
 	h      *Handler
 	date   atomic.Pointer[http1.DateClock]
 	parser atomic.Pointer[http1.Parser] // limits set in OnBoot from the Server's
+
+	getID, setID, delID, incrID int // the commands requests are counted as
 }
 
 var (
@@ -67,6 +71,7 @@ type httpConn struct {
 	key       []byte // the decoded key of the current request
 	scratch   []byte // a GET's value before its head is written
 	continued bool   // 100 Continue sent for the request at the front
+	op        int    // statsID of the command the request ran, or noID
 }
 
 // OnBoot implements eventloop.BootHandler: it starts the Date clock and
@@ -121,6 +126,7 @@ func (f *httpFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 		p = &http1.Parser{}
 	}
 	date := f.date.Load()
+	ls := f.h.cmdStats.forLoop(c.LoopIndex())
 	out := c.OutputBuffer()
 	consumed := 0
 	for consumed < len(in) {
@@ -137,7 +143,10 @@ func (f *httpFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 		}
 		consumed += n
 		hc.continued = false
+		hc.op = noID
+		start, timer := len(out), ls.begin()
 		out = f.serve(hc, &hc.req, date, out)
+		timer.end(hc.op, httpFailed(out[start:]))
 		if hc.req.Close {
 			c.SetOutputBuffer(out)
 			_ = c.Close()
@@ -216,10 +225,12 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		if string(req.Method) != "POST" {
 			return appendNotAllowed(out, date, conn, req, "POST")
 		}
+		hc.op = f.incrID
 		return f.incr(key, query, req, date, out)
 	}
 	switch string(req.Method) {
 	case "GET", "HEAD":
+		hc.op = f.getID
 		val, found, err := f.h.store.Get(hc.scratch[:0], key)
 		hc.keepScratch(val)
 		switch {
@@ -234,6 +245,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		}
 		return out
 	case "PUT":
+		hc.op = f.setID
 		o := store.SetOptions{}
 		if ttl, present := queryParam(query, "ttl"); present {
 			secs, ok := store.ParseInt(ttl)
@@ -247,6 +259,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		}
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	case "DELETE":
+		hc.op = f.delID
 		one := [1][]byte{key}
 		if f.h.store.Del(one[:]) == 0 {
 			return reply(404, "no such key")
@@ -276,6 +289,17 @@ func (f *httpFront) incr(key, query []byte, req *http1.Request, date *http1.Date
 	}
 	var num [20]byte
 	return http1.AppendResponse(out, date, 200, conn, strconv.AppendInt(num[:0], n, 10), textPlain)
+}
+
+// httpFailed reports whether resp, one response, is an error as a Redis
+// client would see it: 4xx and 5xx, but for 404 (a missing key is a nil
+// reply, not an error).
+func httpFailed(resp []byte) bool {
+	if len(resp) < 12 {
+		return false
+	}
+	status := resp[9:12]
+	return status[0] >= '4' && string(status) != "404"
 }
 
 // storeErrorStatus maps a store error to an HTTP status: 409 when the
