@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -26,6 +27,9 @@ func curl(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	path, err := exec.LookPath("curl")
 	if err != nil {
+		if os.Getenv("SHOAL_REQUIRE_CURL") != "" {
+			t.Fatal("curl not found and SHOAL_REQUIRE_CURL is set")
+		}
 		t.Skip("curl not installed")
 	}
 	out, err := exec.Command(path, append([]string{"-sS", "--max-time", "5", "-w", "\n%{http_code}"}, args...)...).Output()
