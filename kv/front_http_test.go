@@ -220,6 +220,21 @@ func TestHTTPExpectContinue(t *testing.T) {
 	}
 }
 
+// TestHTTPOutOfMemory: a write refused under maxmemory gets 507 with
+// Redis's OOM text, and reads still work.
+func TestHTTPOutOfMemory(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	f.store.Set([]byte("k"), []byte("v"), storeSetOptions(), nil)
+	f.store.SetMaxMemory(1)
+	r := rawHTTP(t, f.http, "PUT /kv/big HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabcGET /kv/k HTTP/1.1\r\nHost: h\r\n\r\n", 2)
+	if r[0].code != 507 || !strings.HasPrefix(r[0].body, "OOM command not allowed") {
+		t.Fatalf("PUT over maxmemory: %d %q", r[0].code, r[0].body)
+	}
+	if r[1].code != 200 || r[1].body != "v" {
+		t.Fatalf("GET after the refused PUT: %d %q", r[1].code, r[1].body)
+	}
+}
+
 type rawResponse struct {
 	code   int
 	body   string
