@@ -8,8 +8,9 @@
 # For each round and pipeline depth (1, 16) it runs
 #   shoal-load -proto P -c 50 -P depth -t get -d seconds
 # against each server in turn (the order rotates every round) and reads the server's
-# utime+stime from /proc/PID/stat before and after. Prints one line per run and a median
-# table with the ratios at the end. Needs go.
+# utime+stime from /proc/PID/stat before and after; then the same GETs from wrk with
+# pipeline.lua (HTTP servers only; skipped without wrk). Prints one line per run and a
+# median table with the ratios at the end. Needs go, curl, python3; wrk optional.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
@@ -54,12 +55,30 @@ run() { # name pid proto addr depth
     'BEGIN { printf "%s P=%s %.0f %.3f errors=%s\n", s, d, r, t / hz * 1e6 / n, e }' | tee -a "$tmp/runs"
 }
 
+run_wrk() { # name pid addr depth
+  local before after out n rps errs
+  before=$(cpu_ticks "$2")
+  out=$(wrk -t1 -c50 -d"${secs}s" -s benchmark/scripts/pipeline.lua "http://$3" -- "$4" $keys)
+  after=$(cpu_ticks "$2")
+  n=$(awk '/requests in/ {print $1}' <<<"$out")
+  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  errs=$(awk '/Non-2xx/ {e += $NF} /Socket errors/ {gsub(",", ""); e += $4 + $6 + $8 + $10} END {print e + 0}' <<<"$out")
+  awk -v s="wrk:$1" -v d="$4" -v t=$((after - before)) -v hz="$tick" -v n="$n" -v r="$rps" -v e="$errs" \
+    'BEGIN { printf "%s P=%s %.0f %.3f errors=%s\n", s, d, r, t / hz * 1e6 / n, e }' | tee -a "$tmp/runs"
+}
+
 for ((round = 0; round < rounds; round++)); do
   for depth in 1 16; do
     for ((i = 0; i < ${#servers[@]}; i++)); do
       read -r name pid proto addr <<<"${servers[$(((i + round) % ${#servers[@]}))]}"
       run "$name" "$pid" "$proto" "$addr" "$depth"
     done
+    if command -v wrk >/dev/null; then
+      for ((i = 0; i < 3; i++)); do
+        read -r name pid proto addr <<<"${servers[$(((i + round) % 3))]}"
+        run_wrk "$name" "$pid" "$addr" "$depth"
+      done
+    fi
   done
 done
 
@@ -69,18 +88,20 @@ python3 - "$tmp/runs" <<'PY'
 import collections, statistics, sys
 rps, cpu = collections.defaultdict(list), collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    name, depth, r, c, _ = line.split()
+    name, depth, r, c, errs = line.split()
     rps[(name, depth)].append(float(r)); cpu[(name, depth)].append(float(c))
+    if errs != "errors=0":
+        print(f"ERRORS in run: {line.strip()}")
 print("| server | pipeline | requests/s | CPU µs/request | CPU ratio |")
 print("|---|---|---|---|---|")
 for depth in ("P=1", "P=16"):
-    for name in ("shoal-http", "fasthttp", "net/http", "shoal-frame", "shoal-resp"):
+    for name in ("shoal-http", "fasthttp", "net/http", "shoal-frame", "shoal-resp", "wrk:shoal-http", "wrk:fasthttp", "wrk:net/http"):
         k = (name, depth)
         if k not in cpu:
             continue
         c = statistics.median(cpu[k])
-        peer = "shoal-resp" if name == "shoal-frame" else "fasthttp"
-        ratio = c / statistics.median(cpu[(peer, depth)]) if name not in ("fasthttp", "shoal-resp") else None
+        peer = {"shoal-frame": "shoal-resp", "wrk:shoal-http": "wrk:fasthttp", "wrk:net/http": "wrk:fasthttp"}.get(name, "fasthttp")
+        ratio = c / statistics.median(cpu[(peer, depth)]) if name not in ("fasthttp", "shoal-resp", "wrk:fasthttp") else None
         rs = f"{ratio:.2f}× {peer}" if ratio else ""
         print(f"| {name} | {depth[2:]} | {statistics.median(rps[k]):,.0f} | {c:.2f} | {rs} |")
 PY
