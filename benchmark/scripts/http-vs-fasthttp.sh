@@ -25,7 +25,8 @@ go build -o "$tmp/httpbaseline" ./benchmark/cmd/httpbaseline
 "$tmp/shoal" --port 16411 --http-port 16412 --frame-port 16413 --loglevel warning & shoal_pid=$!
 "$tmp/httpbaseline" -engine fasthttp -addr 127.0.0.1:16414 & fast_pid=$!
 "$tmp/httpbaseline" -engine nethttp -addr 127.0.0.1:16415 & net_pid=$!
-trap 'kill $shoal_pid $fast_pid $net_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+# RUNS_OUT=file keeps the per-run lines (for benchmark/cmd/httpchart).
+trap 'kill $shoal_pid $fast_pid $net_pid 2>/dev/null; [[ -n "${RUNS_OUT:-}" && -f "$tmp/runs" ]] && cp "$tmp/runs" "$RUNS_OUT"; rm -rf "$tmp"' EXIT
 for port in 16412 16414 16415; do
   until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do sleep 0.1; done
 done
