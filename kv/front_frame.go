@@ -16,8 +16,8 @@ const errFrameNoAuth = "NOAUTH a password is set (requirepass) and the frame pro
 
 // FrameHandler returns an eventloop.Handler serving h's keyspace in
 // proto/frame's binary protocol, pipelined, for an eventloop.Listener
-// beside the RESP address. GET answers OK with the value or NOT_FOUND (and
-// ERROR WRONGTYPE for a key of another type), SET OK, DEL OK or NOT_FOUND,
+// beside the RESP address. GET answers OK with the value or NOT_FOUND, SET
+// OK (or ERROR with Redis's OOM text over maxmemory), DEL OK or NOT_FOUND,
 // PING OK with its payload. A malformed frame gets an ERROR naming the
 // problem, and the connection closes once the replies before it are sent.
 //

@@ -235,6 +235,22 @@ func TestHTTPOutOfMemory(t *testing.T) {
 	}
 }
 
+// TestHTTPBodyLimitFollowsMaxInboundBuffer: bodies may be the Server's
+// MaxInboundBuffer less 8 KiB of headers.
+func TestHTTPBodyLimitFollowsMaxInboundBuffer(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{MaxInboundBuffer: 1 << 20}, "")
+	limit := 1<<20 - 8<<10
+	r := rawHTTP(t, f.http, fmt.Sprintf("PUT /kv/a HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n", limit+1), 1)[0]
+	if r.code != 413 || !strings.Contains(r.body, fmt.Sprint(limit)) {
+		t.Fatalf("body of limit+1: %d %q", r.code, r.body)
+	}
+	body := strings.Repeat("v", limit)
+	r = rawHTTP(t, f.http, fmt.Sprintf("PUT /kv/a HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%s", limit, body), 1)[0]
+	if r.code != 204 {
+		t.Fatalf("body at the limit: %d %q", r.code, r.body)
+	}
+}
+
 type rawResponse struct {
 	code   int
 	body   string
