@@ -93,3 +93,18 @@ func TestBinaryServesEveryFront(t *testing.T) {
 		t.Errorf("no HTTP front line in the log:\n%s", p.stderr.String())
 	}
 }
+
+// TestFrontsBindLikeTheRESPPort: the fronts listen on --bind, in the order
+// HTTP then frames, and only when their port is set.
+func TestFrontsBindLikeTheRESPPort(t *testing.T) {
+	ls := fronts(config{bind: "::1", httpPort: 8080, framePort: 9000}, nil)
+	if len(ls) != 2 || ls[0].Addr != "[::1]:8080" || ls[1].Addr != "[::1]:9000" {
+		t.Fatalf("listeners %+v", ls)
+	}
+	if ls := fronts(config{bind: "0.0.0.0", framePort: 9000}, nil); len(ls) != 1 || ls[0].Addr != "0.0.0.0:9000" {
+		t.Fatalf("frame only: %+v", ls)
+	}
+	if ls := fronts(config{bind: "127.0.0.1"}, nil); len(ls) != 0 {
+		t.Fatalf("no ports, yet %+v", ls)
+	}
+}
