@@ -18,43 +18,65 @@ import (
 func (s *Server) acceptLoop() {
 	defer close(s.acceptorDone)
 	for {
-		s.backoff.resume(s.acceptor, s.listenFd, s.clock())
-		n, err := s.acceptor.wait(s.backoff.waitMillis(s.clock()))
+		now := s.clock()
+		resumeSockets(s.sockets, s.acceptor, now)
+		n, err := s.acceptor.wait(socketsWaitMillis(s.sockets, now))
 		if err != nil {
 			s.opts.Logger.Error("eventloop: acceptor poll failed; no longer accepting", "err", err)
-			unix.Close(s.listenFd)
+			s.sockets = closeSockets(s.sockets)
 			return
 		}
 		if s.closing.Load() {
-			unix.Close(s.listenFd)
+			s.sockets = closeSockets(s.sockets)
 			return
 		}
 		for i := 0; i < n; i++ {
-			if fd, _, _, wake := s.acceptor.event(i); !wake && fd == s.listenFd {
-				s.acceptBatch(s.listenFd, s.acceptor, &s.backoff, nil)
+			fd, _, _, wake := s.acceptor.event(i)
+			if ls := socketFor(s.sockets, fd); !wake && ls != nil {
+				s.acceptBatch(ls, s.acceptor, nil)
 			}
 		}
 	}
 }
 
-// loopAccept accepts on a loop's own SO_REUSEPORT listener.
-func (l *loop) loopAccept() {
-	l.srv.acceptBatch(l.listenFd, l.poller, &l.backoff, l)
+// loopAccept accepts on one of a loop's own SO_REUSEPORT listeners.
+func (l *loop) loopAccept(ls *listenSocket) {
+	l.srv.acceptBatch(ls, l.poller, l)
+}
+
+// resumeSockets resumes accepting on the sockets whose backoff is over.
+func resumeSockets(sockets []*listenSocket, p *poller, now time.Duration) {
+	for _, ls := range sockets {
+		ls.backoff.resume(p, ls.fd, now)
+	}
+}
+
+// socketsWaitMillis is how long the goroutine polling sockets may wait
+// before one's backoff ends (-1: no backoff).
+func socketsWaitMillis(sockets []*listenSocket, now time.Duration) int {
+	ms := -1
+	for _, ls := range sockets {
+		if d := ls.backoff.waitMillis(now); d >= 0 && (ms < 0 || d < ms) {
+			ms = d
+		}
+	}
+	return ms
 }
 
 // maxAcceptsPerEvent keeps a connection storm from delaying everything else
 // the accepting goroutine does.
 const maxAcceptsPerEvent = 128
 
-// acceptBatch accepts what is queued on lfd. own is the accepting loop
+// acceptBatch accepts what is queued on ls. own is the accepting loop
 // (ReusePort), or nil for the acceptor, which picks a loop per connection.
-func (s *Server) acceptBatch(lfd int, p *poller, b *acceptBackoff, own *loop) {
+func (s *Server) acceptBatch(ls *listenSocket, p *poller, own *loop) {
+	b := &ls.backoff
 	for i := 0; i < maxAcceptsPerEvent; i++ {
-		fd, _, err := acceptConn(lfd)
+		fd, _, err := acceptConn(ls.fd)
 		switch {
 		case err == nil:
 			b.reset()
-			s.admit(fd, own)
+			s.admit(fd, ls.ln, own)
 		case err == unix.EAGAIN:
 			return
 		case isTemporaryAcceptErr(err):
@@ -62,25 +84,26 @@ func (s *Server) acceptBatch(lfd int, p *poller, b *acceptBackoff, own *loop) {
 		default:
 			// Out of descriptors or memory, or a broken listener: it stays
 			// readable, so retrying at once would spin.
-			b.pause(p, lfd, s.clock(), err, s.opts.Logger)
+			b.pause(p, ls.fd, s.clock(), err, s.opts.Logger)
 			return
 		}
 	}
 }
 
-// admit applies MaxConns and socket options and hands fd to a loop.
-func (s *Server) admit(fd int, own *loop) {
+// admit applies MaxConns and socket options and hands fd, accepted on ln,
+// to a loop.
+func (s *Server) admit(fd int, ln *listener, own *loop) {
 	n := s.numConns.Add(1)
 	if max := s.opts.MaxConns; max > 0 && n > int64(max) {
 		s.numConns.Add(-1)
 		s.rejected.Add(1)
-		if len(s.opts.RejectMessage) > 0 {
-			_, _ = unix.Write(fd, s.opts.RejectMessage)
+		if len(ln.reject) > 0 {
+			_, _ = unix.Write(fd, ln.reject)
 		}
 		unix.Close(fd)
 		return
 	}
-	if err := setupConn(fd, &s.opts); err != nil {
+	if err := setupConn(fd, ln.network, &s.opts); err != nil {
 		s.opts.Logger.Warn("eventloop: cannot set socket options; dropping connection", "err", err)
 		s.numConns.Add(-1)
 		unix.Close(fd)
@@ -88,7 +111,7 @@ func (s *Server) admit(fd int, own *loop) {
 	}
 	if own != nil {
 		own.assigned.Add(1)
-		own.register(fd)
+		own.register(fd, ln)
 		return
 	}
 	for i, l := range s.loops {
@@ -101,7 +124,7 @@ func (s *Server) admit(fd int, own *loop) {
 	}
 	l := s.loops[i]
 	l.assigned.Add(1) // counted now, so the next Pick sees it
-	if err := l.enqueue(task{kind: taskRegister, fd: fd}); err != nil {
+	if err := l.enqueue(task{kind: taskRegister, fd: fd, ln: ln}); err != nil {
 		l.discard(fd)
 	}
 }

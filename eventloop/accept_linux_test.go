@@ -132,7 +132,7 @@ func (h *countingLog) WithGroup(string) slog.Handler      { return h }
 func TestUnexpectedAcceptErrorDoesNotSpin(t *testing.T) {
 	logs := &countingLog{substr: "accept failed"}
 	s := startServer(t, &lineEcho{}, Options{Loops: 1, Logger: slog.New(logs)})
-	if err := unix.Shutdown(s.listenFd, unix.SHUT_RD); err != nil {
+	if err := unix.Shutdown(s.sockets[0].fd, unix.SHUT_RD); err != nil {
 		t.Skipf("cannot shut the listener down: %v", err)
 	}
 	// Wake the acceptor: a refused connection attempt is enough.

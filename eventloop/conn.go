@@ -42,8 +42,9 @@ const (
 // shared read buffer unless a request is partial, and output returns to a
 // pool once it is written out.
 type Conn struct {
-	loop *loop // immutable
-	fd   int   // immutable
+	loop *loop     // immutable
+	ln   *listener // immutable: where c was accepted, whose Handler serves it
+	fd   int       // immutable
 
 	// Loop goroutine only.
 	ctx         any

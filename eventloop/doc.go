@@ -11,6 +11,12 @@
 // and reads and writes its non-blocking sockets with raw system calls, so
 // serving a request costs no scheduler hand-off.
 //
+// One Server may serve several addresses, each with its own Handler
+// (Options.Listeners), as nginx serves several listen directives: their
+// connections share the loops, the Balancer and every limit, so one
+// process can speak several protocols over one keyspace without a second
+// set of loops.
+//
 // # Reading and writing
 //
 // A loop reads into one read buffer it shares among its connections and

@@ -84,3 +84,43 @@ func ExampleConn_AsyncWrite() {
 	fmt.Print(line)
 	// Output: done: job
 }
+
+// shout is a second protocol: it answers every line with "!".
+type shout struct{}
+
+func (shout) OnTraffic(c *eventloop.Conn, in []byte) int {
+	n := bytes.Count(in, []byte("\n"))
+	for i := 0; i < n; i++ {
+		c.WriteString("!\n")
+	}
+	return bytes.LastIndexByte(in, '\n') + 1
+}
+
+// One Server serves two addresses, each with its own Handler, on the same
+// loops: Options.Addr with upper, and a Listener with shout.
+func ExampleListener() {
+	srv, err := eventloop.NewServer(upper{}, eventloop.Options{
+		Addr:      "127.0.0.1:0",
+		Listeners: []eventloop.Listener{{Addr: "127.0.0.1:0", Handler: shout{}}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := srv.Start(); err != nil {
+		panic(err)
+	}
+	defer srv.Shutdown(context.Background())
+	for _, addr := range srv.Addrs() {
+		c, err := net.Dial("tcp", addr.String())
+		if err != nil {
+			panic(err)
+		}
+		fmt.Fprint(c, "hi\n")
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		fmt.Print(line)
+		c.Close()
+	}
+	// Output:
+	// HI
+	// !
+}

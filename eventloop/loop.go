@@ -46,10 +46,9 @@ type loop struct {
 	stopped     bool
 
 	// Loop goroutine only.
-	listenFd    int // per-loop SO_REUSEPORT listener, or -1
-	backoff     acceptBackoff
-	buf         []byte  // shared read buffer
-	conns       []*Conn // indexed by descriptor
+	sockets     []*listenSocket // per-loop SO_REUSEPORT listeners
+	buf         []byte          // shared read buffer
+	conns       []*Conn         // indexed by descriptor
 	numConns    int
 	running     []task // tasks being run, swapped with tasks
 	dirty       []*Conn
@@ -65,6 +64,10 @@ type loop struct {
 	ewma        float64
 	busy        time.Duration
 	windowStart time.Duration
+
+	// Written by the loop goroutine, read by Server.Counters: among the
+	// loop's own fields, away from those other goroutines write.
+	counters loopCounters
 }
 
 func newLoop(s *Server, idx int) (*loop, error) {
@@ -72,7 +75,7 @@ func newLoop(s *Server, idx int) (*loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventloop: poller: %w", err)
 	}
-	l := &loop{srv: s, idx: idx, poller: p, listenFd: -1, buf: make([]byte, s.opts.ReadBufferSize),
+	l := &loop{srv: s, idx: idx, poller: p, buf: make([]byte, s.opts.ReadBufferSize),
 		inBufs: bufCache{pool: &inboundPool}, outBufs: bufCache{pool: &outboundPool}}
 	if s.opts.IdleTimeout > 0 {
 		l.wheel = newIdleWheel(s.opts.IdleTimeout)
@@ -87,9 +90,7 @@ func (l *loop) run() {
 	l.now = l.srv.clock()
 	l.windowStart = l.now
 	for {
-		if l.listenFd >= 0 {
-			l.backoff.resume(l.poller, l.listenFd, l.now)
-		}
+		resumeSockets(l.sockets, l.poller, l.now)
 		n, err := l.poller.wait(l.waitMillis())
 		if err != nil {
 			l.srv.opts.Logger.Error("eventloop: poll failed; closing the loop's connections", "loop", l.idx, "err", err)
@@ -104,11 +105,12 @@ func (l *loop) run() {
 			switch {
 			case wake:
 				woken = true
-			case fd == l.listenFd:
-				l.loopAccept()
 			default:
 				c := l.conn(fd)
-				if c == nil {
+				if c == nil { // a listener's descriptor is never a conn's
+					if ls := socketFor(l.sockets, fd); ls != nil {
+						l.loopAccept(ls)
+					}
 					continue
 				}
 				if c.flags&flagLingering != 0 {
@@ -173,7 +175,7 @@ func (l *loop) waitMillis() int {
 	if l.ewma > 0 { // keep waking so the load decays while idle
 		min(int(loadWindow / time.Millisecond))
 	}
-	min(l.backoff.waitMillis(l.now))
+	min(socketsWaitMillis(l.sockets, l.now))
 	if len(l.lingering) > 0 {
 		min(int(lingerCheck / time.Millisecond))
 	}
@@ -198,13 +200,13 @@ func (l *loop) publishLoad(cycleStart time.Duration) {
 	l.busy, l.windowStart = 0, end
 }
 
-// register adopts an accepted descriptor.
-func (l *loop) register(fd int) {
+// register adopts a descriptor accepted on ln.
+func (l *loop) register(fd int, ln *listener) {
 	if l.draining { // accepted just before shutdown began
 		l.discard(fd)
 		return
 	}
-	c := &Conn{loop: l, fd: fd, lastActive: l.now, flags: flagReading}
+	c := &Conn{loop: l, ln: ln, fd: fd, lastActive: l.now, flags: flagReading}
 	if err := l.poller.add(fd, true, false); err != nil {
 		l.srv.opts.Logger.Error("eventloop: cannot poll new connection", "fd", fd, "err", err)
 		l.discard(fd)
@@ -215,10 +217,11 @@ func (l *loop) register(fd int) {
 	}
 	l.conns[fd] = c
 	l.numConns++
+	l.counters.accepted.Add(1)
 	if l.wheel != nil {
 		l.wheel.add(c, l.now)
 	}
-	if h := l.srv.onOpen; h != nil {
+	if h := ln.onOpen; h != nil {
 		h.OnOpen(c)
 	}
 	l.loopFlush(c)
@@ -246,6 +249,8 @@ func (l *loop) loopRead(c *Conn) {
 			break
 		}
 		c.lastActive = l.now
+		l.counters.reads.Add(1)
+		l.counters.bytesRead.Add(uint64(n))
 		l.deliver(c, l.buf[:n])
 		if n < len(l.buf) {
 			l.inputDrained(c)
@@ -283,7 +288,7 @@ func (l *loop) deliver(c *Conn, data []byte) {
 		c.in.B = append(c.in.B, data...)
 		in = c.in.B
 	}
-	consumed := l.srv.handler.OnTraffic(c, in)
+	consumed := c.ln.handler.OnTraffic(c, in)
 	if consumed < 0 || consumed > len(in) {
 		l.abort(c, fmt.Errorf("eventloop: OnTraffic consumed %d of %d bytes", consumed, len(in)))
 		return
@@ -306,6 +311,9 @@ func (l *loop) deliver(c *Conn, data []byte) {
 		return
 	}
 	if c.pending() > l.srv.opts.OutputHighWater {
+		if c.flags&flagPaused == 0 {
+			l.counters.pauses.Add(1)
+		}
 		c.flags |= flagPaused
 		if len(rest) > 0 {
 			// Perhaps only a partial request; perhaps the handler stopped
@@ -332,6 +340,7 @@ func (l *loop) loopFlush(c *Conn) {
 	for c.pending() > 0 {
 		n, err := writeFd(c.fd, c.out.B[c.outPos:])
 		l.writeCalls++
+		l.counters.writes.Add(1)
 		if err == unix.EINTR {
 			continue
 		}
@@ -344,6 +353,7 @@ func (l *loop) loopFlush(c *Conn) {
 			return
 		}
 		c.outPos += n
+		l.counters.bytesWritten.Add(uint64(n))
 		c.lastActive = l.now // a draining slow reader is not idle
 		if c.pending() > 0 { // the socket is full; don't ask again now
 			break
@@ -385,6 +395,9 @@ func (l *loop) settle(c *Conn) {
 	}
 	flags := c.flags
 	if pending > l.srv.opts.OutputHighWater {
+		if flags&flagPaused == 0 {
+			l.counters.pauses.Add(1)
+		}
 		flags |= flagPaused
 	} else if pending <= l.srv.opts.OutputLowWater {
 		flags &^= flagPaused
@@ -456,10 +469,12 @@ func (l *loop) abort(c *Conn, err error) {
 	}
 	c.flags |= flagAbort
 	c.closeErr = err
+	l.counters.noteAbort(err)
 	l.srv.opts.Logger.Warn("eventloop: closing connection", "fd", c.fd, "reason", err.Error())
 }
 
 func (l *loop) expire(c *Conn) {
+	l.counters.idle.Add(1)
 	l.closeConn(c, fmt.Errorf("%w: no traffic for %v", ErrIdleTimeout, l.srv.opts.IdleTimeout))
 }
 
@@ -493,7 +508,7 @@ func (l *loop) closeConn(c *Conn, err error) {
 // before the descriptor is closed, so c's addresses still work there. A
 // graceful close lingers: see linger.
 func (l *loop) release(c *Conn, err error, graceful bool) {
-	if h := l.srv.onClose; h != nil {
+	if h := c.ln.onClose; h != nil {
 		h.OnClose(c, err)
 	}
 	if c.in != nil {

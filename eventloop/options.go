@@ -32,6 +32,10 @@ type Options struct {
 	// every accepted socket when positive; 0 keeps the kernel's default.
 	SocketSendBuffer int
 	SocketRecvBuffer int
+
+	// Listeners are more addresses to serve, each with its own Handler,
+	// on the same loops; see Listener.
+	Listeners []Listener
 }
 
 // DefaultFlushThreshold is Options.FlushThreshold's default. A Handler that

@@ -5,13 +5,9 @@ import (
 	"errors"
 	"math"
 	"net"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Handler serves the traffic of every connection.
@@ -34,22 +30,21 @@ type OpenHandler interface{ OnOpen(c *Conn) }
 type CloseHandler interface{ OnClose(c *Conn, err error) }
 
 // ShutdownHandler is implemented by handlers that want to know when the
-// server has stopped. OnShutdown runs once, after all loops have stopped.
+// server has stopped. OnShutdown runs once per address the handler serves
+// (Options.Addr, Options.Listeners), after all loops have stopped.
 type ShutdownHandler interface{ OnShutdown() }
 
 // BootHandler is implemented by handlers that want the Server they run on,
-// e.g. to report its counters. OnBoot runs once in Start, after the
-// listeners are bound and before any connection is accepted.
+// e.g. to report its counters. OnBoot runs in Start, once per address the
+// handler serves, after every listener is bound and before any connection
+// is accepted.
 type BootHandler interface{ OnBoot(s *Server) }
 
 // Server runs a Handler on a set of event loops.
 type Server struct {
-	handler    Handler
-	onOpen     OpenHandler
-	onClose    CloseHandler
-	onShutdown ShutdownHandler
-	opts       Options
-	epoch      time.Time
+	listeners []*listener // Options.Addr's, then Options.Listeners'
+	opts      Options
+	epoch     time.Time
 
 	loops    []*loop
 	addr     net.Addr
@@ -58,10 +53,9 @@ type Server struct {
 	closing  atomic.Bool  // Shutdown has begun
 	forced   atomic.Bool  // Shutdown's ctx ended before the loops drained
 
-	// Acceptor goroutine only (nil poller with ReusePort).
-	listenFd int
+	// Acceptor goroutine only (nil poller and no sockets with ReusePort).
+	sockets  []*listenSocket
 	acceptor *poller
-	backoff  acceptBackoff
 	stats    []LoopStat
 
 	mu           sync.Mutex // guards started and shut
@@ -81,11 +75,13 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{handler: h, opts: o, epoch: time.Now(), listenFd: -1,
+	extra, err := extraListeners(&o)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, epoch: time.Now(),
 		acceptorDone: make(chan struct{}), done: make(chan struct{})}
-	s.onOpen, _ = h.(OpenHandler)
-	s.onClose, _ = h.(CloseHandler)
-	s.onShutdown, _ = h.(ShutdownHandler)
+	s.listeners = append([]*listener{newListener(o.Network, o.Addr, h, o.RejectMessage)}, extra...)
 	return s, nil
 }
 
@@ -122,39 +118,27 @@ func (s *Server) start() error {
 		}
 		s.loops = append(s.loops, l)
 	}
-	addr := s.opts.Addr
-	if s.opts.ReusePort {
-		for i, l := range s.loops {
-			fd, a, err := listen(s.opts.Network, addr, true)
-			if err != nil {
-				return err
-			}
-			l.listenFd = fd
-			if i == 0 { // later listeners join the port the first one got
-				s.addr, addr = a, a.String()
-			}
-			if err := l.poller.add(fd, true, false); err != nil {
-				return err
-			}
-		}
-	} else {
-		fd, a, err := listen(s.opts.Network, addr, false)
-		if err != nil {
-			return err
-		}
-		s.listenFd, s.addr = fd, a
+	if err := s.bindListeners(); err != nil {
+		return err
+	}
+	s.addr = s.listeners[0].bound
+	if !s.opts.ReusePort {
 		p, err := openPoller()
 		if err != nil {
 			return err
 		}
 		s.acceptor = p
-		if err := p.add(fd, true, false); err != nil {
-			return err
+		for _, ls := range s.sockets {
+			if err := p.add(ls.fd, true, false); err != nil {
+				return err
+			}
 		}
 		s.stats = make([]LoopStat, len(s.loops))
 	}
-	if b, ok := s.handler.(BootHandler); ok {
-		b.OnBoot(s)
+	for _, ln := range s.listeners {
+		if b, ok := ln.handler.(BootHandler); ok {
+			b.OnBoot(s)
+		}
 	}
 	for _, l := range s.loops {
 		s.loopsDone.Add(1)
@@ -172,21 +156,16 @@ func (s *Server) start() error {
 // cleanup releases what a failed start acquired.
 func (s *Server) cleanup() {
 	for _, l := range s.loops {
-		if l.listenFd >= 0 {
-			unix.Close(l.listenFd)
-		}
+		l.sockets = closeSockets(l.sockets)
 		l.poller.close()
 	}
 	s.loops = nil
-	if s.listenFd >= 0 {
-		unix.Close(s.listenFd)
-		s.listenFd = -1
-	}
+	s.sockets = closeSockets(s.sockets)
 	if s.acceptor != nil {
 		s.acceptor.close()
 		s.acceptor = nil
 	}
-	s.removeSocketFile()
+	s.removeSocketFiles()
 }
 
 // finish waits for every goroutine of the server, then reports shutdown.
@@ -196,17 +175,13 @@ func (s *Server) finish() {
 	if s.acceptor != nil {
 		s.acceptor.close()
 	}
-	s.removeSocketFile()
-	if s.onShutdown != nil {
-		s.onShutdown.OnShutdown()
+	s.removeSocketFiles()
+	for _, ln := range s.listeners {
+		if ln.onShutdown != nil {
+			ln.onShutdown.OnShutdown()
+		}
 	}
 	close(s.done)
-}
-
-func (s *Server) removeSocketFile() {
-	if s.opts.Network == "unix" && !strings.HasPrefix(s.opts.Addr, "@") && s.addr != nil {
-		_ = os.Remove(s.opts.Addr)
-	}
 }
 
 // Serve starts the server if Start has not, and blocks until Shutdown
@@ -220,7 +195,8 @@ func (s *Server) Serve() error {
 }
 
 // Addr returns the address the server listens on (with the port the kernel
-// chose for ":0"), or nil before Start.
+// chose for ":0"), or nil before Start. With Options.Listeners, it is
+// Options.Addr's; Addrs returns them all.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()

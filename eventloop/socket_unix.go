@@ -60,9 +60,10 @@ func listen(network, addr string, reusePort bool) (int, net.Addr, error) {
 	return fd, ln.Addr(), nil
 }
 
-// setupConn applies per-connection socket options to an accepted descriptor.
-func setupConn(fd int, o *Options) error {
-	if o.Network != "unix" { // tcp, tcp4 or tcp6
+// setupConn applies per-connection socket options to a descriptor accepted
+// on a listener of the given network.
+func setupConn(fd int, network string, o *Options) error {
+	if network != "unix" { // tcp, tcp4 or tcp6
 
 		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
 			return err

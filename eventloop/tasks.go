@@ -2,7 +2,6 @@ package eventloop
 
 import (
 	"github.com/valyala/bytebufferpool"
-	"golang.org/x/sys/unix"
 )
 
 type taskKind uint8
@@ -18,6 +17,7 @@ const (
 type task struct {
 	kind taskKind
 	fd   int
+	ln   *listener // taskRegister: where fd was accepted
 	c    *Conn
 	data *bytebufferpool.ByteBuffer
 	fn   func(*Conn)
@@ -68,7 +68,7 @@ func (l *loop) runTasks() {
 		t := &l.running[i]
 		switch t.kind {
 		case taskRegister:
-			l.register(t.fd)
+			l.register(t.fd, t.ln)
 		case taskWrite:
 			t.c.queued.Add(-1)
 			if c := t.c; !c.isClosed() && c.flags&flagAbort == 0 {
@@ -114,10 +114,7 @@ func (l *loop) flushDirty() {
 // sending is cut off by Shutdown's context deadline.
 func (l *loop) beginDrain() {
 	l.draining = true
-	if l.listenFd >= 0 {
-		unix.Close(l.listenFd)
-		l.listenFd = -1
-	}
+	l.sockets = closeSockets(l.sockets)
 	for _, c := range l.conns {
 		if c == nil || c.isClosed() || c.flags&flagClosing != 0 {
 			continue
@@ -138,10 +135,7 @@ func (l *loop) stop(err error) {
 	l.mu.Lock()
 	l.stopped = true
 	l.mu.Unlock()
-	if l.listenFd >= 0 {
-		unix.Close(l.listenFd)
-		l.listenFd = -1
-	}
+	l.sockets = closeSockets(l.sockets)
 	for _, c := range l.conns {
 		if c != nil && !c.isClosed() {
 			l.closeConn(c, err)

@@ -24,11 +24,14 @@ type client struct {
 	parser resp.Parser
 	out    []byte // the Conn's output buffer while OnTraffic runs, else nil
 
-	proto           int   // 2 or 3
-	authed          bool  // AUTH succeeded, or no password was required at connect
-	closeAfterReply bool  // QUIT, protocol error, CLIENT KILL of itself
-	valueDigits     uint8 // digits of the last GET value's length: the next header's guess
-	batchCmds       int64 // commands run in the current OnTraffic call
+	proto           int        // 2 or 3
+	authed          bool       // AUTH succeeded, or no password was required at connect
+	closeAfterReply bool       // QUIT, protocol error, CLIENT KILL of itself
+	valueDigits     uint8      // digits of the last GET value's length: the next header's guess
+	batchCmds       int64      // commands run in the current OnTraffic call
+	failed          bool       // the running command replied with an error
+	sampleTick      uint32     // commands run, to pick the ones timed
+	stats           *loopStats // the counters of the client's loop
 
 	// Immutable after OnOpen.
 	id         int64

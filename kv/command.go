@@ -30,6 +30,7 @@ type command struct {
 	parent   *command            // set on subcommands
 	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
 	subOrder []*command          // subs in table order, for COMMAND INFO
+	statsID  int                 // index into commandsByID and the per-loop counters
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements
@@ -63,6 +64,7 @@ var (
 	commands     map[string]*command // top-level commands by lower-case name
 	commandOrder []*command          // top-level commands in table order
 	dispatchIdx  commandIndex        // commands again, for the per-request lookup
+	commandsByID []*command          // every command and subcommand, by statsID
 )
 
 func init() {
@@ -72,6 +74,10 @@ func init() {
 	}
 	for _, cmd := range commandOrder {
 		dispatchIdx.add(cmd)
+	}
+	for _, cmd := range commandTable {
+		cmd.statsID = len(commandsByID)
+		commandsByID = append(commandsByID, cmd)
 	}
 }
 

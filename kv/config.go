@@ -291,6 +291,7 @@ func cmdConfigResetStat(h *Handler, cl *client, _ [][]byte) {
 	h.commandsBase.Store(h.clients.commands())
 	h.totalConnections.Store(0)
 	h.errors.reset()
+	h.cmdStats.reset()
 	cl.writeOK()
 }
 

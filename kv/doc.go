@@ -8,12 +8,19 @@
 // redis-server.
 //
 // INFO reports what Shoal knows and keeps the fields monitoring tools
-// require even where it does not: the Commandstats and Latencystats
-// sections are empty, and the persistence fields describe a server with
-// persistence off. Settings have one owner each and are read from it: the
+// require even where it does not: the persistence fields describe a server
+// with persistence off. Commandstats and Latencystats come from per-loop
+// command counters; one command in 16 is timed, so usec and the percentiles
+// are estimates from that sample. Settings have one owner each and are read from it: the
 // port, bind address, maxclients, timeout and rejected_connections from the
 // eventloop Server (which the Handler learns through OnBoot), maxmemory and
 // its policy from the store.
+//
+// Beside RESP, HTTPHandler and FrameHandler serve the same keyspace over
+// HTTP/1.1 (a small REST API, plus /healthz and Prometheus /metrics) and
+// proto/frame, as eventloop.Listeners on the same Server, under the same
+// requirepass and protected mode. MetricsCollector exposes the counters to
+// a program's own Prometheus registry.
 //
 // Ownership: a Handler is shared by every loop. Per-connection state (the
 // parser, protocol version, authentication, name) lives in a client stored in

@@ -76,6 +76,8 @@ type Handler struct {
 	peakMemory       atomic.Int64
 	ops              opsSampler
 	errors           errorStats
+	cmdStats         commandStats
+	metrics          metricsRegistry
 
 	// flushBytes is the reply size after which execute hands replies to the
 	// Conn mid-batch: the Server's FlushThreshold, read at OnBoot.
@@ -142,6 +144,7 @@ func (h *Handler) OnOpen(c *eventloop.Conn) {
 	}
 	cl.parser.Limits = h.opts.Limits
 	cl.parser.Unauthenticated = !cl.authed
+	cl.stats = h.cmdStats.forLoop(c.LoopIndex())
 	cl.lastActive.Store(now)
 	cl.protoShown.Store(2)
 	c.SetContext(cl)
@@ -309,18 +312,35 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		}
 		cmd = sub
 	}
+	if cl.stats == nil {
+		cl.stats = h.cmdStats.forLoop(-1) // a client without a Conn: benchmarks
+	}
+	counters := &cl.stats.cmds[cmd.statsID]
 	if !arityOK(cmd.arity, len(args)) {
+		counters.rejected.Add(1)
 		cl.writeError(errWrongArgs(cmd.fullName()))
 		return
 	}
 	if !cl.authed && !cmd.noAuth && h.authRequired.Load() {
+		counters.rejected.Add(1)
 		cl.writeError(errNoAuth)
 		return
 	}
 	if cl.lastCmd.Load() != cmd {
 		cl.lastCmd.Store(cmd)
 	}
+	cl.failed = false
+	timed := cl.sampleTick%timedEvery == 0
+	cl.sampleTick++
+	if !timed {
+		cmd.fn(h, cl, args)
+		counters.count(cl.failed)
+		return
+	}
+	start := monotonicNanos()
 	cmd.fn(h, cl, args)
+	counters.count(cl.failed)
+	counters.observe(monotonicNanos() - start)
 }
 
 // opsSampler computes instantaneous_ops_per_sec the way Redis does: the

@@ -156,11 +156,11 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 	case "modules":
 		b = append(b, "# Modules\r\n"...)
 	case "commandstats":
-		// Per-command counters would put a shared atomic on every
-		// command's path; Shoal reports the section empty.
 		b = append(b, "# Commandstats\r\n"...)
+		b = h.appendCommandStats(b)
 	case "latencystats":
 		b = append(b, "# Latencystats\r\n"...)
+		b = h.appendLatencyStats(b)
 	case "errorstats":
 		b = append(b, "# Errorstats\r\n"...)
 		b = h.errors.appendStats(b)

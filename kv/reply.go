@@ -14,6 +14,7 @@ func (cl *client) writeOK()             { cl.out = append(cl.out, "+OK\r\n"...) 
 func (cl *client) writeStatus(s string) { cl.out = resp.AppendSimpleString(cl.out, s) }
 func (cl *client) writeError(s string) {
 	cl.out = resp.AppendError(cl.out, s)
+	cl.failed = true
 	if cl.h != nil {
 		cl.h.errors.count(s)
 	}

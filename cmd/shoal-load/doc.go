@@ -1,5 +1,8 @@
 // Command shoal-load is a load generator for RESP servers (redis-server, shoal, and the
-// baselines under benchmark/).
+// baselines under benchmark/), and with -proto http or -proto frame for shoal's HTTP and
+// frame fronts (--http-port, --frame-port), so one harness compares the protocols. Over
+// HTTP a 404 is a miss and other 4xx/5xx statuses are errors of that kind; frames have
+// no incr.
 //
 // It runs in one of two modes:
 //
@@ -22,6 +25,7 @@
 //	shoal-load -addr 127.0.0.1:6379 -c 50 -P 16 -d 10s -ratio 9:1
 //	shoal-load -addr 127.0.0.1:6379 -c 50 -rate 50000 -d 10s -t get -json
 //	shoal-load -c 20000 -src 127.0.0.1,127.0.0.2,127.0.0.3 -t ping -d 30s
+//	shoal-load -proto http -addr 127.0.0.1:8080 -c 50 -P 16 -d 10s -t get
 //
 // The client is built so it is not the bottleneck: one goroutine per connection (two in
 // open loop), requests copied from pre-encoded templates with only the key digits patched,

@@ -279,7 +279,7 @@ func TestBadFlagsNameValueAndLimit(t *testing.T) {
 		{[]string{"-src", "127.0.0.1,nope"}, `"nope" is not an IP address`},
 		{[]string{"-keyspace", "0"}, "-keyspace 0"},
 		{[]string{"-value-size", "-1"}, "-value-size -1"},
-		{[]string{"-proto", "http"}, `unsupported protocol "http"`},
+		{[]string{"-proto", "quic"}, `unsupported protocol "quic" (supported: resp, http, frame)`},
 		{[]string{"-rate", "100", "-n", "2", "-c", "5"}, "-n 2 is smaller than -c 5"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {

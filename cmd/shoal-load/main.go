@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, bool, error) {
 	fs := flag.NewFlagSet("shoal-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &config{}
-	fs.StringVar(&cfg.Protocol, "proto", "resp", "wire protocol: resp")
+	fs.StringVar(&cfg.Protocol, "proto", "resp", "wire protocol: resp, http (shoal --http-port) or frame (shoal --frame-port; no incr)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:6379", "server `host:port`")
 	fs.IntVar(&cfg.Conns, "c", 50, "connections")
 	fs.IntVar(&cfg.Pipeline, "P", 1, "closed loop: requests in flight per connection, written in one batch")

@@ -43,10 +43,11 @@ type requestTemplate struct {
 // errIncomplete means the read buffer does not hold a whole reply yet.
 var errIncomplete = errors.New("incomplete reply")
 
-// protocol is the seam between the load engine and a wire format. RESP is the only one
-// today; HTTP/1.1 and the binary frames of proto/frame plug in here.
+// protocol is the seam between the load engine and a wire format: RESP, the HTTP front's
+// HTTP/1.1, and the binary frames of proto/frame.
 type protocol interface {
-	// template encodes op on a key of keyDigits zero digits.
+	// template encodes op on a key of keyDigits zero digits; empty bytes if the protocol
+	// cannot express op.
 	template(op opKind, valueSize int) requestTemplate
 	// readReply parses one reply from the front of buf and returns its length. errKind is
 	// non-nil for an error reply: its first word, a sub-slice of buf. err is errIncomplete
@@ -58,8 +59,12 @@ func newProtocol(name string) (protocol, error) {
 	switch name {
 	case "resp":
 		return respProtocol{}, nil
+	case "http":
+		return httpProtocol{}, nil
+	case "frame":
+		return frameProtocol{}, nil
 	}
-	return nil, fmt.Errorf("unsupported protocol %q (supported: resp)", name)
+	return nil, fmt.Errorf("unsupported protocol %q (supported: resp, http, frame)", name)
 }
 
 // putKey writes k as keyDigits decimal digits at t.keyAt in req, a copy of t.bytes.

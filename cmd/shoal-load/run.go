@@ -84,6 +84,11 @@ func run(ctx context.Context, cfg *config, progress io.Writer) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range cfg.Mix {
+		if len(proto.template(w.Op, cfg.ValueSize).bytes) == 0 {
+			return nil, fmt.Errorf("-proto %s cannot send %s", cfg.Protocol, w.Op)
+		}
+	}
 	st := &runState{cfg: cfg, proto: proto, base: time.Now()}
 	for op := range numOps {
 		st.tpls[op] = proto.template(op, cfg.ValueSize)

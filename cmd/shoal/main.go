@@ -16,6 +16,11 @@
 // 512 MiB or more than INT_MAX arguments is a protocol error. Before AUTH,
 // with --requirepass, Redis's tighter limits apply (10 arguments, 16 KiB
 // bulks). --pprof-addr serves net/http/pprof for profiling.
+//
+// --http-port and --frame-port (0, off, by default) serve the same keyspace
+// over HTTP/1.1 (GET/PUT/DELETE /kv/{key}, POST /kv/{key}/incr, /healthz,
+// /metrics) and proto/frame's binary frames, on the same event loops and
+// --bind address; --requirepass and protected mode apply to them too.
 package main
 
 import (
@@ -34,12 +39,15 @@ import (
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
+	"github.com/shoalkv/shoal/proto/frame"
 	"github.com/shoalkv/shoal/store"
 )
 
 // config is the parsed command line.
 type config struct {
 	port            int
+	httpPort        int // 0: no HTTP front
+	framePort       int // 0: no frame front
 	bind            string
 	requirePass     string
 	protectedMode   bool
@@ -79,6 +87,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return def
 	}
 	port := fs.String("port", env("port", "6379"), "TCP port to listen on")
+	httpPort := fs.String("http-port", env("http-port", "0"), "TCP port of the HTTP front on --bind (0: off)")
+	framePort := fs.String("frame-port", env("frame-port", "0"), "TCP port of the binary frame front on --bind (0: off)")
 	bind := fs.String("bind", env("bind", "127.0.0.1"), "address to bind")
 	requirePass := fs.String("requirepass", env("requirepass", ""), "password clients must AUTH with (empty: none)")
 	protected := fs.String("protected-mode", env("protected-mode", "yes"), "yes: without a password, refuse clients from other hosts (as Redis)")
@@ -102,6 +112,18 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	var err error
 	if c.port, err = strconv.Atoi(*port); err != nil || c.port < 0 || c.port > 65535 {
 		return c, fmt.Errorf("--port %q: want 0..65535", *port)
+	}
+	for _, p := range []struct {
+		name string
+		val  string
+		dst  *int
+	}{{"http-port", *httpPort, &c.httpPort}, {"frame-port", *framePort, &c.framePort}} {
+		if *p.dst, err = strconv.Atoi(p.val); err != nil || *p.dst < 0 || *p.dst > 65535 {
+			return c, fmt.Errorf("--%s %q: want 0..65535 (0: off)", p.name, p.val)
+		}
+	}
+	if c.httpPort != 0 && (c.httpPort == c.port || c.httpPort == c.framePort) || c.framePort != 0 && c.framePort == c.port {
+		return c, fmt.Errorf("--port %d, --http-port %d and --frame-port %d must differ", c.port, c.httpPort, c.framePort)
 	}
 	c.bind = *bind
 	c.requirePass = *requirePass
@@ -196,6 +218,7 @@ func run(cfg config) error {
 		MaxInboundBuffer: cfg.maxQueryBuffer,
 		IdleTimeout:      cfg.idleTimeout,
 		Logger:           logger,
+		Listeners:        fronts(cfg, h),
 	})
 	if err != nil {
 		return err
@@ -209,6 +232,13 @@ func run(cfg config) error {
 		}
 	}
 	// Report the loops actually started: --loops 0 means GOMAXPROCS.
+	addrs := srv.Addrs()
+	if cfg.httpPort != 0 {
+		logger.Info("HTTP front listening", "addr", addrs[1].String())
+	}
+	if cfg.framePort != 0 {
+		logger.Info("frame front listening", "addr", addrs[len(addrs)-1].String())
+	}
 	logger.Info("shoal ready to accept connections", "addr", srv.Addr().String(),
 		"loops", len(srv.LoopStats()), "balancer", cfg.balancer, "maxclients", cfg.maxClients,
 		"auth", cfg.requirePass != "")
@@ -234,4 +264,27 @@ func run(cfg config) error {
 		}
 		return err
 	}
+}
+
+// fronts returns the HTTP and frame listeners the flags ask for, in that
+// order, on --bind.
+func fronts(cfg config, h *kv.Handler) []eventloop.Listener {
+	var ls []eventloop.Listener
+	if cfg.httpPort != 0 {
+		const msg = "max number of clients reached\n"
+		ls = append(ls, eventloop.Listener{
+			Addr:    net.JoinHostPort(cfg.bind, strconv.Itoa(cfg.httpPort)),
+			Handler: h.HTTPHandler(),
+			RejectMessage: []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: " +
+				strconv.Itoa(len(msg)) + "\r\nConnection: close\r\n\r\n" + msg),
+		})
+	}
+	if cfg.framePort != 0 {
+		ls = append(ls, eventloop.Listener{
+			Addr:          net.JoinHostPort(cfg.bind, strconv.Itoa(cfg.framePort)),
+			Handler:       h.FrameHandler(),
+			RejectMessage: frame.AppendErrorResponse(nil, "max number of clients reached"),
+		})
+	}
+	return ls
 }

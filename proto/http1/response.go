@@ -218,6 +218,8 @@ func StatusText(code int) string {
 		return "Gateway Timeout"
 	case 505:
 		return "HTTP Version Not Supported"
+	case 507:
+		return "Insufficient Storage"
 	}
 	return ""
 }

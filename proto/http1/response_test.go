@@ -211,3 +211,10 @@ func TestFieldValidators(t *testing.T) {
 		t.Fatal("ValidFieldValue")
 	}
 }
+
+func TestStatusTextKnowsInsufficientStorage(t *testing.T) {
+	out := string(AppendResponse(nil, nil, 507, KeepAlive, nil))
+	if !strings.HasPrefix(out, "HTTP/1.1 507 Insufficient Storage\r\n") {
+		t.Fatalf("status line of %q", out)
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoalkv/shoal/proto/frame"
+)
+
+func TestFrontPortFlags(t *testing.T) {
+	c, err := parseConfig(nil, func(k string) string {
+		return map[string]string{"SHOAL_HTTP_PORT": "8080", "SHOAL_FRAME_PORT": "9000"}[k]
+	})
+	if err != nil || c.httpPort != 8080 || c.framePort != 9000 {
+		t.Fatalf("env: http %d frame %d err %v", c.httpPort, c.framePort, err)
+	}
+	if c, err := parseConfig(nil, func(string) string { return "" }); err != nil || c.httpPort != 0 || c.framePort != 0 {
+		t.Fatalf("defaults: http %d frame %d (want 0: off) err %v", c.httpPort, c.framePort, err)
+	}
+	for _, bad := range [][]string{
+		{"--http-port", "-1"}, {"--frame-port", "65536"}, {"--http-port", "x"},
+		{"--port", "7000", "--http-port", "7000"}, {"--http-port", "7001", "--frame-port", "7001"},
+	} {
+		if _, err := parseConfig(bad, func(string) string { return "" }); err == nil {
+			t.Errorf("parseConfig(%q) accepted", bad)
+		}
+	}
+}
+
+// TestBinaryServesEveryFront runs the binary with both fronts and a
+// password: a key set over RESP is read over HTTP with the password, the
+// HTTP front refuses without it, and the frame front refuses outright.
+func TestBinaryServesEveryFront(t *testing.T) {
+	httpPort, framePort := freePort(t), freePort(t)
+	p := startBinary(t, "--http-port", strconv.Itoa(httpPort), "--frame-port", strconv.Itoa(framePort), "--requirepass", "pw")
+	c, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "AUTH pw\r\nSET k from-resp\r\n")
+	rd := bufio.NewReader(c)
+	for _, want := range []string{"+OK\r\n", "+OK\r\n"} {
+		if line, _ := rd.ReadString('\n'); line != want {
+			t.Fatalf("RESP: %q", line)
+		}
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(httpPort) + "/kv/k"
+	get := func(auth string) (int, string) {
+		req, _ := http.NewRequest("GET", url, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get(""); code != 401 || strings.Contains(body, "from-resp") {
+		t.Fatalf("HTTP without the password: %d %q", code, body)
+	}
+	if code, body := get("Bearer pw"); code != 200 || body != "from-resp" {
+		t.Fatalf("HTTP with the password: %d %q", code, body)
+	}
+	fc, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(framePort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	fc.SetDeadline(time.Now().Add(5 * time.Second))
+	req, _ := frame.AppendGet(nil, []byte("k"))
+	fc.Write(req)
+	all, _ := io.ReadAll(fc)
+	var resp frame.Response
+	if _, err := (&frame.Decoder{}).DecodeResponse(all, &resp); err != nil || resp.Status != frame.StatusError || !strings.HasPrefix(string(resp.Value), "NOAUTH") {
+		t.Fatalf("frame front with a password: %q %v", all, err)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	if !strings.Contains(p.stderr.String(), "HTTP front listening") {
+		t.Errorf("no HTTP front line in the log:\n%s", p.stderr.String())
+	}
+}
+
+// TestFrontsBindLikeTheRESPPort: the fronts listen on --bind, in the order
+// HTTP then frames, and only when their port is set.
+func TestFrontsBindLikeTheRESPPort(t *testing.T) {
+	ls := fronts(config{bind: "::1", httpPort: 8080, framePort: 9000}, nil)
+	if len(ls) != 2 || ls[0].Addr != "[::1]:8080" || ls[1].Addr != "[::1]:9000" {
+		t.Fatalf("listeners %+v", ls)
+	}
+	if ls := fronts(config{bind: "0.0.0.0", framePort: 9000}, nil); len(ls) != 1 || ls[0].Addr != "0.0.0.0:9000" {
+		t.Fatalf("frame only: %+v", ls)
+	}
+	if ls := fronts(config{bind: "127.0.0.1"}, nil); len(ls) != 0 {
+		t.Fatalf("no ports, yet %+v", ls)
+	}
+}

@@ -1,0 +1,33 @@
+package eventloop
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCountersCountTraffic: bytes and calls in both directions, accepted
+// connections, and idle closes show up in the loop that served them.
+func TestCountersCountTraffic(t *testing.T) {
+	s := startServer(t, &lineEcho{}, Options{Loops: 1, IdleTimeout: 100 * time.Millisecond})
+	if s.Counters()[0].Accepted != 0 {
+		t.Fatal("counters start above zero")
+	}
+	c := dial(t, s)
+	msg := []byte("twelve bytes\n")
+	for i := 0; i < 3; i++ {
+		c.Write(msg)
+		readN(t, c, len(msg))
+	}
+	k := s.Counters()[0]
+	if k.Accepted != 1 || k.Conns != 1 || k.Reads < 3 || k.BytesRead != 3*uint64(len(msg)) ||
+		k.Writes < 3 || k.BytesWritten != 3*uint64(len(msg)) {
+		t.Fatalf("after 3 echoes: %+v", k)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Counters()[0].IdleCloses == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if k := s.Counters()[0]; k.IdleCloses != 1 || k.Conns != 0 {
+		t.Fatalf("after the idle timeout: %+v", k)
+	}
+}
