@@ -5,9 +5,17 @@ go 1.26.8
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/valyala/bytebufferpool v1.0.0
 	golang.org/x/sys v0.49.0
 )
 
-require go.uber.org/atomic v1.12.0 // indirect
+require (
+	github.com/panjf2000/ants/v2 v2.12.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.28.0 // indirect
+	golang.org/x/sync v0.11.0 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+)

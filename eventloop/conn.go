@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoalkv/shoal/eventloop/internal/engine"
 	"github.com/valyala/bytebufferpool"
 	"golang.org/x/sys/unix"
 )
@@ -42,8 +43,9 @@ const (
 // shared read buffer unless a request is partial, and output returns to a
 // pool once it is written out.
 type Conn struct {
-	loop *loop // immutable
-	fd   int   // immutable
+	loop *loop       // immutable; nil when ext serves c
+	fd   int         // immutable
+	ext  engine.Conn // immutable; non-nil when Options.Engine serves c, and every method delegates to it
 
 	// Loop goroutine only.
 	ctx         any
@@ -82,6 +84,9 @@ func (c *Conn) pending() int {
 // to be written: the peer is not reading. One write may be larger than the
 // limit.
 func (c *Conn) Write(p []byte) (int, error) {
+	if c.ext != nil {
+		return c.ext.Write(p)
+	}
 	if err := c.reserve(); err != nil {
 		return 0, err
 	}
@@ -91,6 +96,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // WriteString is Write for a string, without converting it first.
 func (c *Conn) WriteString(s string) (int, error) {
+	if c.ext != nil {
+		return c.ext.WriteString(s)
+	}
 	if err := c.reserve(); err != nil {
 		return 0, err
 	}
@@ -135,6 +143,9 @@ func (c *Conn) checkHardLimit() error {
 // the result back with SetOutputBuffer. The slice is valid until the
 // callback returns or the next call that writes to c.
 func (c *Conn) OutputBuffer() []byte {
+	if c.ext != nil {
+		return c.ext.OutputBuffer()
+	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return nil
 	}
@@ -149,6 +160,10 @@ func (c *Conn) OutputBuffer() []byte {
 // (what OutputBuffer returned) was already above Options.OutputHardLimit,
 // c is closed and b dropped.
 func (c *Conn) SetOutputBuffer(b []byte) {
+	if c.ext != nil {
+		c.ext.SetOutputBuffer(b)
+		return
+	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return
 	}
@@ -167,14 +182,27 @@ func (c *Conn) SetOutputBuffer(b []byte) {
 // stop consuming input and return. The input it leaves is presented again,
 // without waiting for new bytes, once the output drains below
 // Options.OutputLowWater.
-func (c *Conn) OutputFull() bool { return c.pending() > c.loop.srv.opts.OutputHighWater }
+func (c *Conn) OutputFull() bool {
+	if c.ext != nil {
+		return c.ext.OutputFull()
+	}
+	return c.pending() > c.loop.srv.opts.OutputHighWater
+}
 
 // OutboundBuffered reports how many bytes of output wait to be written.
-func (c *Conn) OutboundBuffered() int { return c.pending() }
+func (c *Conn) OutboundBuffered() int {
+	if c.ext != nil {
+		return c.ext.OutboundBuffered()
+	}
+	return c.pending()
+}
 
 // InboundBuffered reports how many unconsumed input bytes c holds between
 // reads (a partial request).
 func (c *Conn) InboundBuffered() int {
+	if c.ext != nil {
+		return c.ext.InboundBuffered()
+	}
 	if c.in == nil {
 		return 0
 	}
@@ -185,6 +213,9 @@ func (c *Conn) InboundBuffered() int {
 // the end of the batch. What the socket does not take is sent when it
 // becomes writable.
 func (c *Conn) Flush() error {
+	if c.ext != nil {
+		return c.ext.Flush()
+	}
 	if c.isClosed() {
 		return ErrConnClosed
 	}
@@ -200,6 +231,9 @@ func (c *Conn) Flush() error {
 // error. Writes after Close return ErrConnClosed. Inside OnTraffic the close
 // takes effect when the callback returns, so `in` stays valid until then.
 func (c *Conn) Close() error {
+	if c.ext != nil {
+		return c.ext.Close()
+	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return ErrConnClosed
 	}
@@ -219,6 +253,9 @@ func (c *Conn) Fd() int { return c.fd }
 
 // LocalAddr returns the local address of c, or nil once the socket is gone.
 func (c *Conn) LocalAddr() net.Addr {
+	if c.ext != nil {
+		return c.ext.LocalAddr()
+	}
 	if c.local == nil && !c.isClosed() {
 		if sa, err := unix.Getsockname(c.fd); err == nil {
 			c.local = sockaddrToAddr(sa)
@@ -230,6 +267,9 @@ func (c *Conn) LocalAddr() net.Addr {
 // RemoteAddr returns the peer address of c, or nil if the peer is already
 // gone and the address was not asked for earlier.
 func (c *Conn) RemoteAddr() net.Addr {
+	if c.ext != nil {
+		return c.ext.RemoteAddr()
+	}
 	if c.remote == nil && !c.isClosed() {
 		if sa, err := unix.Getpeername(c.fd); err == nil {
 			c.remote = sockaddrToAddr(sa)
@@ -245,6 +285,9 @@ func (c *Conn) RemoteAddr() net.Addr {
 // the peer's half-close, Shutdown), even one already under way; it is lost
 // only if c fails first, and then OnClose gets a non-nil error.
 func (c *Conn) AsyncWrite(p []byte) error {
+	if c.ext != nil {
+		return c.ext.AsyncWrite(p)
+	}
 	if c.isClosed() {
 		return ErrConnClosed
 	}
@@ -262,6 +305,9 @@ func (c *Conn) AsyncWrite(p []byte) error {
 // may call it. Like AsyncWrite, it returns ErrConnClosed once c is closed,
 // and a graceful close waits for fn; fn does not run if c fails first.
 func (c *Conn) Execute(fn func(c *Conn)) error {
+	if c.ext != nil {
+		return c.ext.Execute(func() { fn(c) })
+	}
 	if c.isClosed() {
 		return ErrConnClosed
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoalkv/shoal/eventloop/internal/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,6 +58,8 @@ type Server struct {
 	rejected atomic.Int64 // connections turned away by MaxConns
 	closing  atomic.Bool  // Shutdown has begun
 	forced   atomic.Bool  // Shutdown's ctx ended before the loops drained
+
+	runner engine.Runner // Options.Engine once started; nil on the native engine
 
 	// Acceptor goroutine only (nil poller with ReusePort).
 	listenFd int
@@ -115,6 +118,9 @@ func (s *Server) Start() error {
 }
 
 func (s *Server) start() error {
+	if s.opts.Engine != nil {
+		return s.startEngine()
+	}
 	for i := 0; i < s.opts.Loops; i++ {
 		l, err := newLoop(s, i)
 		if err != nil {
@@ -250,6 +256,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !started {
 		return nil
 	}
+	if s.runner != nil {
+		return s.shutdownEngine(ctx)
+	}
 	if first {
 		s.closing.Store(true)
 		if s.acceptor != nil {
@@ -275,6 +284,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // LoopStats returns what the balancer currently sees of each loop.
 func (s *Server) LoopStats() []LoopStat {
+	if s.runner != nil {
+		return s.engineLoopStats()
+	}
 	out := make([]LoopStat, len(s.loops))
 	for i, l := range s.loops {
 		out[i] = LoopStat{Conns: int(l.assigned.Load()), Load: math.Float64frombits(l.load.Load())}

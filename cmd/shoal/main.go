@@ -16,6 +16,10 @@
 // 512 MiB or more than INT_MAX arguments is a protocol error. Before AUTH,
 // with --requirepass, Redis's tighter limits apply (10 arguments, 16 KiB
 // bulks). --pprof-addr serves net/http/pprof for profiling.
+//
+// --engine gnet serves the same handler on gnet v2 instead of Shoal's own
+// event loops (--engine native, the default); eventloop/gnetengine's
+// documentation lists what that engine does differently.
 package main
 
 import (
@@ -33,6 +37,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/eventloop/gnetengine"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/store"
 )
@@ -48,6 +53,7 @@ type config struct {
 	policy          store.Policy
 	loops           int
 	balancer        string
+	engine          string
 	idleTimeout     time.Duration
 	logLevel        slog.Level
 	logLevelName    string
@@ -87,6 +93,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	policy := fs.String("maxmemory-policy", env("maxmemory-policy", "noeviction"), "eviction policy: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl")
 	loops := fs.String("loops", env("loops", "0"), "event loops (0: GOMAXPROCS)")
 	balancer := fs.String("balancer", env("balancer", "loadaware"), "connection balancer: roundrobin, leastconn, loadaware")
+	engine := fs.String("engine", env("engine", "native"), "event-loop engine: native or gnet")
 	idle := fs.String("idle-timeout", env("idle-timeout", "0"), "close clients idle this long, e.g. 300s (0: never)")
 	logLevel := fs.String("loglevel", env("loglevel", "notice"), "debug, verbose, notice, warning or nothing")
 	maxQuery := fs.String("max-query-buffer", env("max-query-buffer", "64mb"), "close a client whose unparsed input exceeds this")
@@ -123,6 +130,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if c.loops, err = strconv.Atoi(*loops); err != nil || c.loops < 0 {
 		return c, fmt.Errorf("--loops %q: want a non-negative integer", *loops)
+	}
+	switch *engine {
+	case "native", "gnet":
+		c.engine = *engine
+	default:
+		return c, fmt.Errorf("--engine %q: want native or gnet", *engine)
 	}
 	switch *balancer {
 	case "roundrobin", "leastconn", "loadaware":
@@ -201,7 +214,12 @@ func run(cfg config) error {
 	default:
 		bal = &eventloop.LoadAware{}
 	}
+	var engine eventloop.Engine // nil: native
+	if cfg.engine == "gnet" {
+		engine = gnetengine.Engine{}
+	}
 	srv, err := eventloop.NewServer(h, eventloop.Options{
+		Engine:           engine,
 		Addr:             net.JoinHostPort(cfg.bind, strconv.Itoa(cfg.port)),
 		Loops:            cfg.loops,
 		Balancer:         bal,
@@ -224,7 +242,7 @@ func run(cfg config) error {
 	}
 	// Report the loops actually started: --loops 0 means GOMAXPROCS.
 	logger.Info("shoal ready to accept connections", "addr", srv.Addr().String(),
-		"loops", len(srv.LoopStats()), "balancer", cfg.balancer, "maxclients", cfg.maxClients,
+		"loops", len(srv.LoopStats()), "engine", cfg.engine, "balancer", cfg.balancer, "maxclients", cfg.maxClients,
 		"auth", cfg.requirePass != "")
 
 	served := make(chan error, 1)
