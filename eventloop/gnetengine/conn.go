@@ -143,6 +143,11 @@ func (s *server) OnTraffic(gc gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
+// errQueuedAtEOF is OnClose's error when gnet closed a connection at the
+// peer's EOF with AsyncWrite or Execute work still queued: that work is
+// lost, and a nil error would say it was not.
+var errQueuedAtEOF = errors.New("eventloop: gnet closed the connection at the peer's EOF with AsyncWrite/Execute work still queued")
+
 // OnClose implements gnet.EventHandler: gnet has closed the descriptor.
 func (s *server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	g, _ := gc.Context().(*gconn)
@@ -157,6 +162,9 @@ func (s *server) OnClose(gc gnet.Conn, err error) gnet.Action {
 			err = eventloop.ErrServerClosed
 		case err == nil || errors.Is(err, io.EOF):
 			err = nil // the peer hung up, or the engine stopped after a drain
+			if g.hasTasks() {
+				err = errQueuedAtEOF
+			}
 		}
 		g.finish(err)
 	}
@@ -421,6 +429,12 @@ func (g *gconn) runTasks() {
 	if g.settle() {
 		g.closeNow()
 	}
+}
+
+func (g *gconn) hasTasks() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.tasks) > 0 || g.trigger
 }
 
 // dropTasks releases what tasks still hold once gnet closed c.

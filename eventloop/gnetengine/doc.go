@@ -40,7 +40,9 @@
 //   - A peer's half-close closes the connection at once: gnet closes a
 //     socket as soon as a read finds EOF. Replies already written to the
 //     socket arrive; gnet tries once to write what it still holds; input
-//     held back by backpressure is not answered.
+//     held back by backpressure is not answered, and AsyncWrite or
+//     Execute work still queued is dropped (OnClose then gets an error
+//     saying so rather than nil).
 //   - Balancers: RoundRobin maps to gnet's round-robin; LeastConnections
 //     and LoadAware to gnet's least-connections (gnet publishes no load).
 //     gnet counts a connection when its loop registers it, not when it is
