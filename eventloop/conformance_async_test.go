@@ -446,4 +446,3 @@ func TestConformCustomBalancer(t *testing.T) {
 		}
 	})
 }
-

@@ -58,6 +58,7 @@ type gconn struct {
 	lastPending int // pending output at the last check, to see a slow reader drain
 
 	lastActive   atomic.Int64 // coarse unix ns of the last input, read by the housekeeper
+	gone         atomic.Bool  // gnet has closed the descriptor; tasks still queued find it
 	checkQueued  atomic.Bool  // a check is in gnet's task queue
 	closed       atomic.Bool  // set under mu: no task is accepted after it
 	mu           sync.Mutex   // guards tasks and trigger, with closed
@@ -154,7 +155,12 @@ func (s *server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if g == nil {
 		return gnet.None
 	}
+	g.gone.Store(true)
 	if g.state&stDone == 0 {
+		g.mu.Lock()
+		g.closed.Store(true) // under mu: no task is accepted after the check below
+		queued := len(g.tasks) > 0 || g.trigger
+		g.mu.Unlock()
 		switch {
 		case g.state&stAbort != 0:
 			err = g.closeErr
@@ -162,7 +168,7 @@ func (s *server) OnClose(gc gnet.Conn, err error) gnet.Action {
 			err = eventloop.ErrServerClosed
 		case err == nil || errors.Is(err, io.EOF):
 			err = nil // the peer hung up, or the engine stopped after a drain
-			if g.hasTasks() {
+			if queued {
 				err = errQueuedAtEOF
 			}
 		}
@@ -314,7 +320,7 @@ func (g *gconn) closeNow() { _ = g.gc.EventLoop().Close(g.gc) }
 // connection's loop run.
 func (g *gconn) check() {
 	g.checkQueued.Store(false)
-	if g.srv.connGone(g) {
+	if g.gone.Load() {
 		return
 	}
 	if to := g.srv.opts.IdleTimeout; to > 0 && g.state&stDone == 0 {
@@ -338,7 +344,7 @@ func (g *gconn) check() {
 // beginDrain starts a graceful shutdown of c: keep answering what it
 // sends until its output is written and its socket is empty, then close.
 func (g *gconn) beginDrain() {
-	if g.srv.connGone(g) || g.state&stDone != 0 {
+	if g.gone.Load() || g.state&stDone != 0 {
 		return
 	}
 	g.state |= stDrain
@@ -363,14 +369,6 @@ func (g *gconn) queueCheck() {
 			g.checkQueued.Store(false)
 		}
 	}
-}
-
-// connGone reports whether gnet has already closed g (its task ran late).
-func (s *server) connGone(g *gconn) bool {
-	s.mu.Lock()
-	_, open := s.conns[g]
-	s.mu.Unlock()
-	return !open
 }
 
 // enqueue hands t to c's loop, in order with the other tasks for c: one
@@ -404,7 +402,7 @@ func (g *gconn) runTasks() {
 	g.runningTasks, g.tasks = g.tasks, g.runningTasks[:0]
 	g.trigger = false
 	g.mu.Unlock()
-	gone := g.srv.connGone(g)
+	gone := g.gone.Load()
 	for i, t := range g.runningTasks {
 		if !gone && g.state&(stAbort|stDone) == 0 {
 			if t.data != nil {
@@ -429,12 +427,6 @@ func (g *gconn) runTasks() {
 	if g.settle() {
 		g.closeNow()
 	}
-}
-
-func (g *gconn) hasTasks() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.tasks) > 0 || g.trigger
 }
 
 // dropTasks releases what tasks still hold once gnet closed c.

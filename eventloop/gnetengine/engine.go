@@ -315,9 +315,7 @@ func (s *server) housekeep() {
 		case <-s.quit:
 			return
 		case <-s.kick:
-			if !timer.Stop() {
-				<-timer.C
-			}
+			timer.Stop() // since Go 1.23 no stale tick is left to drain
 		case <-timer.C:
 		}
 	}
