@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoalkv/shoal/eventloop/internal/engine"
 	"github.com/valyala/bytebufferpool"
 	"golang.org/x/sys/unix"
 )
@@ -43,9 +42,8 @@ const (
 // shared read buffer unless a request is partial, and output returns to a
 // pool once it is written out.
 type Conn struct {
-	loop *loop       // immutable; nil when ext serves c
-	fd   int         // immutable
-	ext  engine.Conn // immutable; non-nil when Options.Engine serves c, and every method delegates to it
+	loop *loop // immutable; nil when Options.Engine serves c: then ctx holds an *extConn
+	fd   int   // immutable
 
 	// Loop goroutine only.
 	ctx         any
@@ -84,8 +82,8 @@ func (c *Conn) pending() int {
 // to be written: the peer is not reading. One write may be larger than the
 // limit.
 func (c *Conn) Write(p []byte) (int, error) {
-	if c.ext != nil {
-		return c.ext.Write(p)
+	if c.loop == nil {
+		return c.ext().Write(p)
 	}
 	if err := c.reserve(); err != nil {
 		return 0, err
@@ -96,8 +94,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // WriteString is Write for a string, without converting it first.
 func (c *Conn) WriteString(s string) (int, error) {
-	if c.ext != nil {
-		return c.ext.WriteString(s)
+	if c.loop == nil {
+		return c.ext().WriteString(s)
 	}
 	if err := c.reserve(); err != nil {
 		return 0, err
@@ -143,8 +141,8 @@ func (c *Conn) checkHardLimit() error {
 // the result back with SetOutputBuffer. The slice is valid until the
 // callback returns or the next call that writes to c.
 func (c *Conn) OutputBuffer() []byte {
-	if c.ext != nil {
-		return c.ext.OutputBuffer()
+	if c.loop == nil {
+		return c.ext().OutputBuffer()
 	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return nil
@@ -160,8 +158,8 @@ func (c *Conn) OutputBuffer() []byte {
 // (what OutputBuffer returned) was already above Options.OutputHardLimit,
 // c is closed and b dropped.
 func (c *Conn) SetOutputBuffer(b []byte) {
-	if c.ext != nil {
-		c.ext.SetOutputBuffer(b)
+	if c.loop == nil {
+		c.ext().SetOutputBuffer(b)
 		return
 	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
@@ -183,16 +181,16 @@ func (c *Conn) SetOutputBuffer(b []byte) {
 // without waiting for new bytes, once the output drains below
 // Options.OutputLowWater.
 func (c *Conn) OutputFull() bool {
-	if c.ext != nil {
-		return c.ext.OutputFull()
+	if c.loop == nil {
+		return c.ext().OutputFull()
 	}
 	return c.pending() > c.loop.srv.opts.OutputHighWater
 }
 
 // OutboundBuffered reports how many bytes of output wait to be written.
 func (c *Conn) OutboundBuffered() int {
-	if c.ext != nil {
-		return c.ext.OutboundBuffered()
+	if c.loop == nil {
+		return c.ext().OutboundBuffered()
 	}
 	return c.pending()
 }
@@ -200,8 +198,8 @@ func (c *Conn) OutboundBuffered() int {
 // InboundBuffered reports how many unconsumed input bytes c holds between
 // reads (a partial request).
 func (c *Conn) InboundBuffered() int {
-	if c.ext != nil {
-		return c.ext.InboundBuffered()
+	if c.loop == nil {
+		return c.ext().InboundBuffered()
 	}
 	if c.in == nil {
 		return 0
@@ -213,8 +211,8 @@ func (c *Conn) InboundBuffered() int {
 // the end of the batch. What the socket does not take is sent when it
 // becomes writable.
 func (c *Conn) Flush() error {
-	if c.ext != nil {
-		return c.ext.Flush()
+	if c.loop == nil {
+		return c.ext().Flush()
 	}
 	if c.isClosed() {
 		return ErrConnClosed
@@ -231,8 +229,8 @@ func (c *Conn) Flush() error {
 // error. Writes after Close return ErrConnClosed. Inside OnTraffic the close
 // takes effect when the callback returns, so `in` stays valid until then.
 func (c *Conn) Close() error {
-	if c.ext != nil {
-		return c.ext.Close()
+	if c.loop == nil {
+		return c.ext().Close()
 	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return ErrConnClosed
@@ -243,18 +241,29 @@ func (c *Conn) Close() error {
 }
 
 // Context returns the value set by SetContext.
-func (c *Conn) Context() any { return c.ctx }
+func (c *Conn) Context() any {
+	if c.loop == nil {
+		return c.ext().ctx
+	}
+	return c.ctx
+}
 
 // SetContext attaches a value to c, typically per-connection protocol state.
-func (c *Conn) SetContext(v any) { c.ctx = v }
+func (c *Conn) SetContext(v any) {
+	if c.loop == nil {
+		c.ext().ctx = v
+		return
+	}
+	c.ctx = v
+}
 
 // Fd returns the socket descriptor. It is valid until OnClose returns.
 func (c *Conn) Fd() int { return c.fd }
 
 // LocalAddr returns the local address of c, or nil once the socket is gone.
 func (c *Conn) LocalAddr() net.Addr {
-	if c.ext != nil {
-		return c.ext.LocalAddr()
+	if c.loop == nil {
+		return c.ext().LocalAddr()
 	}
 	if c.local == nil && !c.isClosed() {
 		if sa, err := unix.Getsockname(c.fd); err == nil {
@@ -267,8 +276,8 @@ func (c *Conn) LocalAddr() net.Addr {
 // RemoteAddr returns the peer address of c, or nil if the peer is already
 // gone and the address was not asked for earlier.
 func (c *Conn) RemoteAddr() net.Addr {
-	if c.ext != nil {
-		return c.ext.RemoteAddr()
+	if c.loop == nil {
+		return c.ext().RemoteAddr()
 	}
 	if c.remote == nil && !c.isClosed() {
 		if sa, err := unix.Getpeername(c.fd); err == nil {
@@ -285,8 +294,8 @@ func (c *Conn) RemoteAddr() net.Addr {
 // the peer's half-close, Shutdown), even one already under way; it is lost
 // only if c fails first, and then OnClose gets a non-nil error.
 func (c *Conn) AsyncWrite(p []byte) error {
-	if c.ext != nil {
-		return c.ext.AsyncWrite(p)
+	if c.loop == nil {
+		return c.ext().AsyncWrite(p)
 	}
 	if c.isClosed() {
 		return ErrConnClosed
@@ -305,8 +314,8 @@ func (c *Conn) AsyncWrite(p []byte) error {
 // may call it. Like AsyncWrite, it returns ErrConnClosed once c is closed,
 // and a graceful close waits for fn; fn does not run if c fails first.
 func (c *Conn) Execute(fn func(c *Conn)) error {
-	if c.ext != nil {
-		return c.ext.Execute(func() { fn(c) })
+	if c.loop == nil {
+		return c.ext().Execute(func() { fn(c) })
 	}
 	if c.isClosed() {
 		return ErrConnClosed

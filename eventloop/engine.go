@@ -30,8 +30,22 @@ func (h host) Server() any  { return h.s }
 func (h host) Handler() any { return h.s.handler }
 
 func (h host) NewConn(b engine.Conn) any {
-	return &Conn{ext: b, fd: b.Fd()}
+	return &Conn{fd: b.Fd(), ctx: &extConn{Conn: b}}
 }
+
+// extConn is what Conn.ctx holds for a connection another engine serves
+// (Conn.loop is nil): the engine's connection, which every method of Conn
+// delegates to, and the handler's context. Keeping it in ctx instead of a
+// field of its own keeps Conn, and so every native connection, at 144
+// bytes (a size class), and the native path's test is on c.loop, which it
+// loads anyway.
+type extConn struct {
+	engine.Conn
+	ctx any
+}
+
+// ext returns the engine connection serving c; only when c.loop is nil.
+func (c *Conn) ext() *extConn { return c.ctx.(*extConn) }
 
 func (h host) AddConns(delta int64) int64 { return h.s.numConns.Add(delta) }
 func (h host) AddRejected()               { h.s.rejected.Add(1) }
