@@ -242,7 +242,7 @@ func (g *gconn) settle() bool {
 		}
 	}
 	pending := g.pending()
-	if g.state&(stDrain|stClosing|stPaused) == stDrain && pending == 0 && unreadInput(g.fd) == 0 {
+	if g.state&(stDrain|stClosing|stPaused) == stDrain && pending == 0 && unreadInput(g.fd) <= 0 {
 		g.state |= stClosing // answered everything the peer sent
 	}
 	if g.state&stClosing != 0 && pending == 0 {

@@ -8,10 +8,14 @@ import "golang.org/x/sys/unix"
 // lingering close then waits for the peer's close or the timeout.
 func socketSettled(int) bool { return false }
 
+// fionread is _IOR('f', 127, int), the same on darwin and FreeBSD;
+// golang.org/x/sys/unix does not export it for them.
+const fionread = 0x4004667f
+
 // unreadInput is how many bytes wait unread in fd's receive queue; -1 if
 // it cannot tell.
 func unreadInput(fd int) int {
-	n, err := unix.IoctlGetInt(fd, unix.FIONREAD)
+	n, err := unix.IoctlGetInt(fd, fionread)
 	if err != nil {
 		return -1
 	}
