@@ -61,7 +61,7 @@ func (s *Server) startEngine() error {
 		b.OnBoot(s)
 	}
 	go func() {
-		r.Wait()
+		s.engineErr = r.Wait() // before done closes: Serve reads it after
 		if s.onShutdown != nil {
 			s.onShutdown.OnShutdown()
 		}

@@ -59,7 +59,8 @@ type Server struct {
 	closing  atomic.Bool  // Shutdown has begun
 	forced   atomic.Bool  // Shutdown's ctx ended before the loops drained
 
-	runner engine.Runner // Options.Engine once started; nil on the native engine
+	runner    engine.Runner // Options.Engine once started; nil on the native engine
+	engineErr error         // why Options.Engine stopped, if not by Shutdown; set before done closes
 
 	// Acceptor goroutine only (nil poller with ReusePort).
 	listenFd int
@@ -216,13 +217,14 @@ func (s *Server) removeSocketFile() {
 }
 
 // Serve starts the server if Start has not, and blocks until Shutdown
-// completes. It returns nil after a shutdown and the listen error otherwise.
+// completes. It returns nil after a shutdown and the listen error otherwise,
+// or, with Options.Engine, why the engine stopped if it stopped on its own.
 func (s *Server) Serve() error {
 	if err := s.Start(); err != nil && err != errStarted {
 		return err
 	}
 	<-s.done
-	return nil
+	return s.engineErr
 }
 
 // Addr returns the address the server listens on (with the port the kernel

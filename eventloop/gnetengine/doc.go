@@ -52,7 +52,8 @@
 //     connections that arrive during a drain are accepted and closed at
 //     once instead of refused.
 //   - When accept fails for want of descriptors (EMFILE), gnet stops the
-//     whole engine instead of backing off.
+//     whole engine instead of backing off; Server.Serve then returns an
+//     error saying the engine stopped on its own.
 //   - Smart flush is one write per read: gnet presents each read on its
 //     own, where the native engine gathers up to eight reads of one
 //     connection before writing. FlushThreshold has no further effect;

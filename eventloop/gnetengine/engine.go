@@ -65,6 +65,7 @@ func (Engine) Start(h engine.Host) (engine.Runner, error) {
 	case err := <-srv.ran:
 		return nil, fmt.Errorf("eventloop: gnet engine on %s://%s: %w", o.Network, o.Addr, err)
 	}
+	go srv.await()
 	addr, err := srv.boundAddr()
 	if err != nil {
 		srv.stopGnet()
@@ -110,6 +111,8 @@ type server struct {
 	kick    chan struct{}          // wakes the housekeeper when watch gains a member
 	quit    chan struct{}          // closed to stop the housekeeper
 	stopMu  sync.Once              // stops gnet once
+	asked   atomic.Bool            // stopGnet was called: gnet did not stop on its own
+	failed  error                  // why gnet stopped on its own; set before stopped closes
 	shutMu  sync.Once              // begins the drain once
 
 	mu      sync.Mutex             // guards conns, watch, loopIdx, empty
@@ -154,24 +157,45 @@ func (s *server) boundAddr() (net.Addr, error) {
 func (s *server) Addr() net.Addr { return s.addr }
 
 // Wait implements engine.Runner.
-func (s *server) Wait() { <-s.stopped }
+func (s *server) Wait() error {
+	<-s.stopped
+	return s.failed
+}
 
-// stopGnet stops gnet's loops (closing what connections are left) and
-// records when gnet.Run has returned. Engine.Stop polls every 500 ms for
-// the end, so gnet.Run's return is what is waited for instead.
+// OnShutdown implements gnet.EventHandler: gnet is about to close every
+// connection. If nobody asked it to, something made it give up (gnet
+// stops the whole engine when accept fails with EMFILE, say): the
+// connections then close with ErrServerClosed, not as if cleanly.
+func (s *server) OnShutdown(gnet.Engine) {
+	if !s.asked.Load() {
+		s.forced.Store(true)
+	}
+}
+
+// await waits for gnet.Run to return, then stops the housekeeper and
+// reports the engine stopped.
+func (s *server) await() {
+	err := <-s.ran
+	if !s.asked.Load() {
+		s.failed = fmt.Errorf("eventloop: the gnet engine stopped on its own (a failed accept, such as EMFILE, stops gnet; its log says why); run error: %v", err)
+		s.opts.Logger.Error(s.failed.Error())
+	} else if err != nil {
+		s.opts.Logger.Error("eventloop: gnet engine stopped with an error", "err", err)
+	}
+	close(s.quit)
+	close(s.stopped)
+}
+
+// stopGnet stops gnet's loops, closing what connections are left; await
+// sees gnet.Run return. (Engine.Stop polls every 500 ms for the end, so
+// gnet.Run's return is what is waited for instead.)
 func (s *server) stopGnet() {
 	s.stopMu.Do(func() {
+		s.asked.Store(true)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			_ = s.eng.Stop(ctx)
-		}()
-		go func() {
-			if err := <-s.ran; err != nil {
-				s.opts.Logger.Error("eventloop: gnet engine stopped with an error", "err", err)
-			}
-			close(s.quit)
-			close(s.stopped)
 		}()
 	})
 }

@@ -35,8 +35,8 @@ type Runner interface {
 	// Addr is the bound address (with the port the kernel chose for ":0").
 	Addr() net.Addr
 	// Wait returns once the engine has stopped and every connection is
-	// closed.
-	Wait()
+	// closed: nil after Shutdown, and why otherwise.
+	Wait() error
 	// Shutdown stops accepting, answers what each connection has
 	// already sent and closes it, as Server.Shutdown documents; if ctx
 	// ends first the rest are closed at once and ctx's error returned.
