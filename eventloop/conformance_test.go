@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/shoalkv/shoal/eventloop"
 )
@@ -381,6 +383,50 @@ func TestConformMaxConnsRejectsWithMessage(t *testing.T) {
 		}
 		if s.NumConns() != 1 {
 			t.Fatalf("NumConns %d, want 1", s.NumConns())
+		}
+	})
+}
+
+// addrOfInput echoes and records where each OnTraffic's input starts.
+type addrOfInput struct {
+	*recorder
+	mu    sync.Mutex
+	addrs []uintptr
+}
+
+func (h *addrOfInput) OnTraffic(c *eventloop.Conn, in []byte) int {
+	h.mu.Lock()
+	h.addrs = append(h.addrs, uintptr(unsafe.Pointer(unsafe.SliceData(in))))
+	h.mu.Unlock()
+	c.Write(in)
+	return len(in)
+}
+
+// TestConformInputIsASliceOfTheLoopsSharedBuffer: with nothing kept from
+// an earlier read, OnTraffic's input is the loop's one read buffer, the
+// same memory for every read of every connection of the loop: no copy, no
+// buffer per connection.
+func TestConformInputIsASliceOfTheLoopsSharedBuffer(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e engineCase) {
+		h := &addrOfInput{recorder: newRecorder()}
+		s := e.start(t, h, eventloop.Options{Loops: 1})
+		a, b := dialServer(t, s), dialServer(t, s)
+		for i, c := range []net.Conn{a, b, a, b} {
+			msg := fmt.Sprintf("message %d\n", i)
+			c.Write([]byte(msg))
+			if got := readFull(t, c, len(msg)); string(got) != msg {
+				t.Fatalf("got %q", got)
+			}
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if len(h.addrs) != 4 {
+			t.Fatalf("%d deliveries for 4 single-read messages", len(h.addrs))
+		}
+		for i, p := range h.addrs {
+			if p != h.addrs[0] {
+				t.Fatalf("delivery %d at %#x, delivery 0 at %#x: not the one shared buffer", i, p, h.addrs[0])
+			}
 		}
 	})
 }
