@@ -339,10 +339,12 @@ func (greedy) OnTraffic(c *eventloop.Conn, in []byte) int { return len(in) + 1 }
 func TestConformIdleTimeout(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
 		r := newRecorder()
-		s := e.start(t, lines{r}, eventloop.Options{IdleTimeout: 300 * time.Millisecond})
+		// 600 ms against pings every 30 ms: room for a stalled test
+		// goroutine on a loaded machine.
+		s := e.start(t, lines{r}, eventloop.Options{IdleTimeout: 600 * time.Millisecond})
 		idle := dialServer(t, s)
 		busy := dialServer(t, s)
-		stop := time.Now().Add(time.Second)
+		stop := time.Now().Add(1500 * time.Millisecond)
 		for time.Now().Before(stop) {
 			busy.Write([]byte("ping\n"))
 			if got := readFull(t, busy, 5); string(got) != "ping\n" {

@@ -55,16 +55,18 @@ type gconn struct {
 	state       uint16
 	closeErr    error
 	lingerUntil time.Time
-	lastPending int // pending output at the last check, to see a slow reader drain
+	lastPending int   // pending output at the last check, to see a slow reader drain
+	quietSince  int64 // guarded by srv.mu (the housekeeper): unix ns of the scan that last saw c active
 
-	lastActive   atomic.Int64 // coarse unix ns of the last input, read by the housekeeper
-	gone         atomic.Bool  // gnet has closed the descriptor; tasks still queued find it
-	checkQueued  atomic.Bool  // a check is in gnet's task queue
-	closed       atomic.Bool  // set under mu: no task is accepted after it
-	mu           sync.Mutex   // guards tasks and trigger, with closed
-	tasks        []task       // AsyncWrite and Execute work, in order
-	trigger      bool         // runTasks is in gnet's queue
-	runningTasks []task       // loop goroutine only: the batch being run
+	active       atomic.Bool // traffic since the housekeeper's last idle scan
+	idle         atomic.Bool // the housekeeper found c quiet for IdleTimeout; check confirms
+	gone         atomic.Bool // gnet has closed the descriptor; tasks still queued find it
+	checkQueued  atomic.Bool // a check is in gnet's task queue
+	closed       atomic.Bool // set under mu: no task is accepted after it
+	mu           sync.Mutex  // guards tasks and trigger, with closed
+	tasks        []task      // AsyncWrite and Execute work, in order
+	trigger      bool        // runTasks is in gnet's queue
+	runningTasks []task      // loop goroutine only: the batch being run
 }
 
 // task is work from another goroutine: data to write, or fn to run.
@@ -87,8 +89,8 @@ func (s *server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	g := &gconn{srv: s, gc: gc, fd: gc.Fd(), local: gc.LocalAddr(), remote: gc.RemoteAddr()}
 	g.runTasksR = gnet.RunnableFunc(func(context.Context) error { g.runTasks(); return nil })
 	g.checkR = gnet.RunnableFunc(func(context.Context) error { g.check(); return nil })
-	g.lastActive.Store(s.now.Load())
 	s.mu.Lock()
+	g.quietSince = time.Now().UnixNano()
 	if s.drain.Load() { // accepted as the shutdown began: turned away, as the native engine does
 		s.mu.Unlock()
 		s.host.AddConns(-1)
@@ -122,8 +124,8 @@ func (s *server) OnTraffic(gc gnet.Conn) gnet.Action {
 		_, _ = gc.Discard(-1)
 		return gnet.Close
 	}
-	if s.opts.IdleTimeout > 0 {
-		g.lastActive.Store(s.now.Load())
+	if s.opts.IdleTimeout > 0 && !g.active.Load() {
+		g.active.Store(true)
 	}
 	switch {
 	case g.state&(stLingering|stCloseCalled|stClosing|stAbort|stDone) != 0:
@@ -324,14 +326,13 @@ func (g *gconn) check() {
 		return
 	}
 	if to := g.srv.opts.IdleTimeout; to > 0 && g.state&stDone == 0 {
-		now := g.srv.now.Load()
-		if p := g.pending(); p < g.lastPending {
-			g.lastActive.Store(now) // a draining slow reader is not idle
+		// Output that moved since the last check is traffic too: a slow
+		// reader draining its replies is not idle.
+		if p := g.pending(); p != g.lastPending {
 			g.lastPending = p
-		} else {
-			g.lastPending = p
+			g.active.Store(true)
 		}
-		if time.Duration(now-g.lastActive.Load()) >= to && g.state&stAbort == 0 {
+		if g.idle.Swap(false) && !g.active.Load() && g.state&stAbort == 0 {
 			g.state |= stAbort
 			g.closeErr = fmt.Errorf("%w: no traffic for %v", eventloop.ErrIdleTimeout, to)
 		}

@@ -40,7 +40,6 @@ func (Engine) Start(h engine.Host) (engine.Runner, error) {
 	}
 	srv.onOpen, _ = srv.handler.(eventloop.OpenHandler)
 	srv.onClose, _ = srv.handler.(eventloop.CloseHandler)
-	srv.now.Store(time.Now().UnixNano())
 	gopts := []gnet.Option{
 		gnet.WithNumEventLoop(o.Loops),
 		gnet.WithLoadBalancing(lb),
@@ -105,7 +104,6 @@ type server struct {
 	booted  chan struct{}          // closed by OnBoot
 	ran     chan error             // gnet.Run's result
 	stopped chan struct{}          // closed once gnet.Run returned
-	now     atomic.Int64           // coarse clock (unix ns) for idle stamps, set by the housekeeper
 	drain   atomic.Bool            // Shutdown has begun
 	forced  atomic.Bool            // Shutdown's ctx ended first
 	kick    chan struct{}          // wakes the housekeeper when watch gains a member
@@ -290,9 +288,9 @@ const watchInterval = 2 * time.Millisecond
 
 // housekeep is the engine's one goroutine of its own. gnet has no idle
 // timeouts, no event for "output drained" and no timer per loop, so this
-// goroutine keeps the coarse clock, checks the watched connections every
-// watchInterval, and scans for idle ones every IdleTimeout/16; the checks
-// themselves run on each connection's loop (gconn.schedule).
+// goroutine checks the watched connections every watchInterval and scans
+// for idle ones every IdleTimeout/16; the checks themselves run on each
+// connection's loop (gconn.queueCheck).
 func (s *server) housekeep() {
 	idleTick := s.opts.IdleTimeout / 16
 	if s.opts.IdleTimeout > 0 && idleTick < time.Millisecond {
@@ -307,7 +305,6 @@ func (s *server) housekeep() {
 	var batch []*gconn
 	for {
 		now := time.Now()
-		s.now.Store(now.UnixNano())
 		s.mu.Lock()
 		batch = batch[:0]
 		for g := range s.watch {
@@ -315,9 +312,15 @@ func (s *server) housekeep() {
 		}
 		if idleTick > 0 && !now.Before(nextIdle) {
 			nextIdle = now.Add(idleTick)
-			limit := now.Add(-s.opts.IdleTimeout).UnixNano()
+			// A connection is idle once no scan for IdleTimeout has seen
+			// traffic: late by up to two ticks, never early, however late
+			// this goroutine runs.
+			ns, limit := now.UnixNano(), s.opts.IdleTimeout.Nanoseconds()
 			for g := range s.conns {
-				if g.lastActive.Load() <= limit {
+				if g.active.Swap(false) {
+					g.quietSince = ns
+				} else if ns-g.quietSince >= limit {
+					g.idle.Store(true)
 					batch = append(batch, g)
 				}
 			}
