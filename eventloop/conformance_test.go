@@ -432,3 +432,35 @@ func TestConformInputIsASliceOfTheLoopsSharedBuffer(t *testing.T) {
 		}
 	})
 }
+
+// TestConformReusePortSpreadsOverEveryLoop: with ReusePort each loop
+// accepts on its own listener; 200 connections reach every loop and are
+// all served.
+func TestConformReusePortSpreadsOverEveryLoop(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e engineCase) {
+		l, err := net.Listen("tcp", "127.0.0.1:0") // an explicit port: see the gnetengine doc
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		s := e.start(t, lines{newRecorder()}, eventloop.Options{Addr: addr, ReusePort: true, Loops: 2})
+		const n = 200
+		cs := make([]net.Conn, n)
+		for i := range cs {
+			cs[i] = dialServer(t, s)
+		}
+		for i, c := range cs {
+			msg := []byte(strconv.Itoa(i) + "\n")
+			c.Write(msg)
+			if got := readFull(t, c, len(msg)); !bytes.Equal(got, msg) {
+				t.Fatalf("conn %d got %q", i, got)
+			}
+		}
+		for i, st := range s.LoopStats() {
+			if st.Conns == 0 {
+				t.Fatalf("loop %d accepted nothing: %+v", i, s.LoopStats())
+			}
+		}
+	})
+}

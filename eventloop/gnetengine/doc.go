@@ -59,4 +59,7 @@
 //     connection before writing. FlushThreshold has no further effect;
 //     Conn.Flush writes at once as documented.
 //   - Each connection holds gnet's own buffers while open.
+//   - ReusePort needs an explicit port: gnet binds each loop's listener to
+//     the address as given, so with ":0" every loop would get a port of its
+//     own; Start refuses it.
 package gnetengine

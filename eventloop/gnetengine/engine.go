@@ -32,6 +32,10 @@ func (Engine) Start(h engine.Host) (engine.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, port, _ := net.SplitHostPort(o.Addr); o.ReusePort && o.Loops > 1 && port == "0" {
+		// gnet binds each loop's listener to the address as given.
+		return nil, fmt.Errorf("eventloop: the gnet engine needs an explicit port with ReusePort, not %q: each of the %d loops would bind a port of its own", o.Addr, o.Loops)
+	}
 	srv := &server{
 		host: h, opts: o, handler: h.Handler().(eventloop.Handler),
 		booted: make(chan struct{}), ran: make(chan error, 1), stopped: make(chan struct{}),

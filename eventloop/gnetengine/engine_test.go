@@ -121,3 +121,21 @@ func (bigOnce) OnTraffic(c *eventloop.Conn, in []byte) int {
 	c.Write(make([]byte, 8<<20))
 	return len(in)
 }
+
+// TestReusePortNeedsAnExplicitPort: ReusePort on ":0" is refused with an
+// error naming the address, since gnet would bind every loop to a port of
+// its own.
+func TestReusePortNeedsAnExplicitPort(t *testing.T) {
+	s, err := eventloop.NewServer(echo{}, eventloop.Options{Addr: "127.0.0.1:0", ReusePort: true, Loops: 2, Engine: gnetengine.Engine{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Start()
+	if err == nil {
+		s.Shutdown(context.Background())
+		t.Fatal("Start with ReusePort on :0 succeeded")
+	}
+	if !strings.Contains(err.Error(), "127.0.0.1:0") {
+		t.Fatalf("error %q does not name the address", err)
+	}
+}
