@@ -42,8 +42,8 @@ const (
 // shared read buffer unless a request is partial, and output returns to a
 // pool once it is written out.
 type Conn struct {
-	loop *loop     // immutable
-	ln   *listener // immutable: where c was accepted, whose Handler serves it
+	loop *loop     // immutable; nil when Options.Engine serves c: then ctx holds an *extConn
+	ln   *listener // immutable: where c was accepted, whose Handler serves it (native engine)
 	fd   int       // immutable
 
 	// Loop goroutine only.
@@ -83,6 +83,9 @@ func (c *Conn) pending() int {
 // to be written: the peer is not reading. One write may be larger than the
 // limit.
 func (c *Conn) Write(p []byte) (int, error) {
+	if c.loop == nil {
+		return c.ext().Write(p)
+	}
 	if err := c.reserve(); err != nil {
 		return 0, err
 	}
@@ -92,6 +95,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // WriteString is Write for a string, without converting it first.
 func (c *Conn) WriteString(s string) (int, error) {
+	if c.loop == nil {
+		return c.ext().WriteString(s)
+	}
 	if err := c.reserve(); err != nil {
 		return 0, err
 	}
@@ -136,6 +142,9 @@ func (c *Conn) checkHardLimit() error {
 // the result back with SetOutputBuffer. The slice is valid until the
 // callback returns or the next call that writes to c.
 func (c *Conn) OutputBuffer() []byte {
+	if c.loop == nil {
+		return c.ext().OutputBuffer()
+	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return nil
 	}
@@ -150,6 +159,10 @@ func (c *Conn) OutputBuffer() []byte {
 // (what OutputBuffer returned) was already above Options.OutputHardLimit,
 // c is closed and b dropped.
 func (c *Conn) SetOutputBuffer(b []byte) {
+	if c.loop == nil {
+		c.ext().SetOutputBuffer(b)
+		return
+	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return
 	}
@@ -168,14 +181,27 @@ func (c *Conn) SetOutputBuffer(b []byte) {
 // stop consuming input and return. The input it leaves is presented again,
 // without waiting for new bytes, once the output drains below
 // Options.OutputLowWater.
-func (c *Conn) OutputFull() bool { return c.pending() > c.loop.srv.opts.OutputHighWater }
+func (c *Conn) OutputFull() bool {
+	if c.loop == nil {
+		return c.ext().OutputFull()
+	}
+	return c.pending() > c.loop.srv.opts.OutputHighWater
+}
 
 // OutboundBuffered reports how many bytes of output wait to be written.
-func (c *Conn) OutboundBuffered() int { return c.pending() }
+func (c *Conn) OutboundBuffered() int {
+	if c.loop == nil {
+		return c.ext().OutboundBuffered()
+	}
+	return c.pending()
+}
 
 // InboundBuffered reports how many unconsumed input bytes c holds between
 // reads (a partial request).
 func (c *Conn) InboundBuffered() int {
+	if c.loop == nil {
+		return c.ext().InboundBuffered()
+	}
 	if c.in == nil {
 		return 0
 	}
@@ -186,6 +212,9 @@ func (c *Conn) InboundBuffered() int {
 // the end of the batch. What the socket does not take is sent when it
 // becomes writable.
 func (c *Conn) Flush() error {
+	if c.loop == nil {
+		return c.ext().Flush()
+	}
 	if c.isClosed() {
 		return ErrConnClosed
 	}
@@ -201,6 +230,9 @@ func (c *Conn) Flush() error {
 // error. Writes after Close return ErrConnClosed. Inside OnTraffic the close
 // takes effect when the callback returns, so `in` stays valid until then.
 func (c *Conn) Close() error {
+	if c.loop == nil {
+		return c.ext().Close()
+	}
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return ErrConnClosed
 	}
@@ -210,16 +242,30 @@ func (c *Conn) Close() error {
 }
 
 // Context returns the value set by SetContext.
-func (c *Conn) Context() any { return c.ctx }
+func (c *Conn) Context() any {
+	if c.loop == nil {
+		return c.ext().ctx
+	}
+	return c.ctx
+}
 
 // SetContext attaches a value to c, typically per-connection protocol state.
-func (c *Conn) SetContext(v any) { c.ctx = v }
+func (c *Conn) SetContext(v any) {
+	if c.loop == nil {
+		c.ext().ctx = v
+		return
+	}
+	c.ctx = v
+}
 
 // Fd returns the socket descriptor. It is valid until OnClose returns.
 func (c *Conn) Fd() int { return c.fd }
 
 // LocalAddr returns the local address of c, or nil once the socket is gone.
 func (c *Conn) LocalAddr() net.Addr {
+	if c.loop == nil {
+		return c.ext().LocalAddr()
+	}
 	if c.local == nil && !c.isClosed() {
 		if sa, err := unix.Getsockname(c.fd); err == nil {
 			c.local = sockaddrToAddr(sa)
@@ -231,6 +277,9 @@ func (c *Conn) LocalAddr() net.Addr {
 // RemoteAddr returns the peer address of c, or nil if the peer is already
 // gone and the address was not asked for earlier.
 func (c *Conn) RemoteAddr() net.Addr {
+	if c.loop == nil {
+		return c.ext().RemoteAddr()
+	}
 	if c.remote == nil && !c.isClosed() {
 		if sa, err := unix.Getpeername(c.fd); err == nil {
 			c.remote = sockaddrToAddr(sa)
@@ -246,6 +295,9 @@ func (c *Conn) RemoteAddr() net.Addr {
 // the peer's half-close, Shutdown), even one already under way; it is lost
 // only if c fails first, and then OnClose gets a non-nil error.
 func (c *Conn) AsyncWrite(p []byte) error {
+	if c.loop == nil {
+		return c.ext().AsyncWrite(p)
+	}
 	if c.isClosed() {
 		return ErrConnClosed
 	}
@@ -263,6 +315,9 @@ func (c *Conn) AsyncWrite(p []byte) error {
 // may call it. Like AsyncWrite, it returns ErrConnClosed once c is closed,
 // and a graceful close waits for fn; fn does not run if c fails first.
 func (c *Conn) Execute(fn func(c *Conn)) error {
+	if c.loop == nil {
+		return c.ext().Execute(func() { fn(c) })
+	}
 	if c.isClosed() {
 		return ErrConnClosed
 	}

@@ -65,4 +65,9 @@ func (s *Server) Counters() []LoopCounters {
 // LoopIndex returns the index of the loop that owns c, from 0 to the
 // number of loops less one: a handler can keep per-loop state (counters,
 // say) that only that loop's goroutine writes. Any goroutine may call it.
-func (c *Conn) LoopIndex() int { return c.loop.idx }
+func (c *Conn) LoopIndex() int {
+	if c.loop == nil {
+		return c.ext().LoopIndex()
+	}
+	return c.loop.idx
+}

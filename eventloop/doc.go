@@ -57,6 +57,15 @@
 // that input reaches later, sends a reset, and the reset drops the replies
 // still on their way.
 //
+// # Engines
+//
+// Options.Engine chooses what serves the connections: nil, the default, is
+// the native engine described here; gnetengine.Engine{} (package
+// eventloop/gnetengine) serves the same Handler and the same *Conn on gnet
+// v2, and its documentation lists the promises above it cannot keep. The
+// conformance suite (conformance_test.go) runs every promise of this
+// documentation on both engines.
+//
 // # Goroutines
 //
 // Handler callbacks run on the connection's loop goroutine and must not

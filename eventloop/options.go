@@ -27,6 +27,7 @@ type Options struct {
 	IdleTimeout      time.Duration // 0 = none
 	TCPKeepAlive     time.Duration // 0 = off
 	Logger           *slog.Logger  // default slog.Default()
+	Engine           Engine        // nil: the native engine; gnetengine.Engine{} serves the same Handler on gnet v2
 
 	// SocketSendBuffer and SocketRecvBuffer set SO_SNDBUF and SO_RCVBUF on
 	// every accepted socket when positive; 0 keeps the kernel's default.

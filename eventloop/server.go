@@ -3,11 +3,14 @@ package eventloop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoalkv/shoal/eventloop/internal/engine"
 )
 
 // Handler serves the traffic of every connection.
@@ -53,6 +56,9 @@ type Server struct {
 	closing  atomic.Bool  // Shutdown has begun
 	forced   atomic.Bool  // Shutdown's ctx ended before the loops drained
 
+	runner    engine.Runner // Options.Engine once started; nil on the native engine
+	engineErr error         // why Options.Engine stopped, if not by Shutdown; set before done closes
+
 	// Acceptor goroutine only (nil poller and no sockets with ReusePort).
 	sockets  []*listenSocket
 	acceptor *poller
@@ -78,6 +84,9 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 	extra, err := extraListeners(&o)
 	if err != nil {
 		return nil, err
+	}
+	if o.Engine != nil && len(extra) > 0 {
+		return nil, fmt.Errorf("eventloop: the %s engine serves one address; Options.Listeners needs the native engine", o.Engine.Name())
 	}
 	s := &Server{opts: o, epoch: time.Now(),
 		acceptorDone: make(chan struct{}), done: make(chan struct{})}
@@ -111,6 +120,9 @@ func (s *Server) Start() error {
 }
 
 func (s *Server) start() error {
+	if s.opts.Engine != nil {
+		return s.startEngine()
+	}
 	for i := 0; i < s.opts.Loops; i++ {
 		l, err := newLoop(s, i)
 		if err != nil {
@@ -185,13 +197,14 @@ func (s *Server) finish() {
 }
 
 // Serve starts the server if Start has not, and blocks until Shutdown
-// completes. It returns nil after a shutdown and the listen error otherwise.
+// completes. It returns nil after a shutdown and the listen error otherwise,
+// or, with Options.Engine, why the engine stopped if it stopped on its own.
 func (s *Server) Serve() error {
 	if err := s.Start(); err != nil && err != errStarted {
 		return err
 	}
 	<-s.done
-	return nil
+	return s.engineErr
 }
 
 // Addr returns the address the server listens on (with the port the kernel
@@ -226,6 +239,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !started {
 		return nil
 	}
+	if s.runner != nil {
+		return s.shutdownEngine(ctx)
+	}
 	if first {
 		s.closing.Store(true)
 		if s.acceptor != nil {
@@ -251,6 +267,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // LoopStats returns what the balancer currently sees of each loop.
 func (s *Server) LoopStats() []LoopStat {
+	if s.runner != nil {
+		return s.engineLoopStats()
+	}
 	out := make([]LoopStat, len(s.loops))
 	for i, l := range s.loops {
 		out[i] = LoopStat{Conns: int(l.assigned.Load()), Load: math.Float64frombits(l.load.Load())}

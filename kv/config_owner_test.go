@@ -22,7 +22,7 @@ func TestMaxMemoryIsReadFromTheStore(t *testing.T) {
 	t.Cleanup(st.Close)
 	h := kv.New(st, kv.Options{})
 	t.Cleanup(h.Close)
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1})
+	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRelativeExpiryUsesTheStoreClock(t *testing.T) {
 	t.Cleanup(st.Close)
 	h := kv.New(st, kv.Options{})
 	t.Cleanup(h.Close)
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1})
+	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,13 @@ const (
 	sortedBulk             // an array of bulks compared as a set (KEYS)
 	scanSorted             // SCAN's [cursor, keys] with the keys compared as a set
 	sameType               // only the reply type byte (INFO, COMMAND COUNT)
+	maskAvgTTL             // INFO keyspace with avg_ttl's value masked (below)
 )
+
+// avgTTL matches INFO keyspace's avg_ttl. Redis estimates it in its expire
+// cron, so it reads 0 or the TTL depending on whether the cron has run since
+// the SET; Shoal always reports 0 (a known gap, noted in README).
+var avgTTL = regexp.MustCompile(`avg_ttl=[0-9]+`)
 
 type step struct {
 	args []string
@@ -258,8 +264,8 @@ var diffCases = map[string][]step{
 		c("EXPIRE k 9223372036854775807"), c("CONFIG SET maxmemory 0"),
 	},
 	"info": {
-		c("INFO", sameType), c("INFO keyspace"), c("INFO modules"), c("INFO errorstats", sameType), c("INFO cluster"), c("SET a 1"), c("SET b 2 EX 100"), c("INFO keyspace"),
-		c("INFO nonexistent"), c("INFO server", sameType), c("INFO KEYSPACE"), c("COMMAND COUNT", sameType),
+		c("INFO", sameType), c("INFO keyspace"), c("INFO modules"), c("INFO errorstats", sameType), c("INFO cluster"), c("SET a 1"), c("SET b 2 EX 100"), c("INFO keyspace", maskAvgTTL),
+		c("INFO nonexistent"), c("INFO server", sameType), c("INFO KEYSPACE", maskAvgTTL), c("COMMAND COUNT", sameType),
 		c("COMMAND DOCS foo"), c("COMMAND INFO foo"), c("COMMAND INFO foo get"), c("DBSIZE"),
 	},
 }
@@ -373,6 +379,8 @@ func equalReplies(mode compareMode, want, have string) bool {
 		return sortReplyElements(want, 3) == sortReplyElements(have, 3)
 	case sameType:
 		return len(want) > 0 && len(have) > 0 && want[0] == have[0]
+	case maskAvgTTL:
+		return avgTTL.ReplaceAllString(want, "avg_ttl=N") == avgTTL.ReplaceAllString(have, "avg_ttl=N")
 	}
 	return want == have
 }

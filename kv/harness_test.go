@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/eventloop/gnetengine"
 	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/store"
@@ -42,6 +44,7 @@ type shoalServer struct {
 
 func startShoal(t testing.TB, o kv.Options, eo eventloop.Options) *shoalServer {
 	t.Helper()
+	eo.Engine = testEngine(t)
 	st := store.New(store.Options{})
 	h := kv.New(st, o)
 	eo.Addr = "127.0.0.1:0"
@@ -66,6 +69,21 @@ func startShoal(t testing.TB, o kv.Options, eo eventloop.Options) *shoalServer {
 		st.Close()
 	})
 	return s
+}
+
+// testEngine is the eventloop engine the in-process servers of these tests
+// run on: the native one, or gnet's with SHOAL_TEST_ENGINE=gnet (CI runs
+// the package both ways).
+func testEngine(t testing.TB) eventloop.Engine {
+	switch e := os.Getenv("SHOAL_TEST_ENGINE"); e {
+	case "", "native":
+		return nil
+	case "gnet":
+		return gnetengine.Engine{}
+	default:
+		t.Fatalf("SHOAL_TEST_ENGINE=%q: want native or gnet", e)
+		return nil
+	}
 }
 
 // rawConn is a test client that sends RESP and returns each reply's raw

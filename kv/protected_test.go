@@ -122,7 +122,7 @@ func startShoalOn(t *testing.T, addr string, o kv.Options) string {
 	t.Cleanup(st.Close)
 	h := kv.New(st, o)
 	t.Cleanup(h.Close)
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: addr, Loops: 1})
+	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: addr, Loops: 1, Engine: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,7 +40,10 @@ func TestFrontPortFlags(t *testing.T) {
 // HTTP front refuses without it, and the frame front refuses outright.
 func TestBinaryServesEveryFront(t *testing.T) {
 	httpPort, framePort := freePort(t), freePort(t)
-	p := startBinary(t, "--http-port", strconv.Itoa(httpPort), "--frame-port", strconv.Itoa(framePort), "--requirepass", "pw")
+	// The fronts need the native engine (one Server, several addresses), so
+	// this test pins it even when CI runs the package again with
+	// SHOAL_ENGINE=gnet.
+	p := startBinary(t, "--engine", "native", "--http-port", strconv.Itoa(httpPort), "--frame-port", strconv.Itoa(framePort), "--requirepass", "pw")
 	c, err := net.Dial("tcp", p.addr())
 	if err != nil {
 		t.Fatal(err)
@@ -106,5 +110,19 @@ func TestFrontsBindLikeTheRESPPort(t *testing.T) {
 	}
 	if ls := fronts(config{bind: "127.0.0.1"}, nil); len(ls) != 0 {
 		t.Fatalf("no ports, yet %+v", ls)
+	}
+}
+
+// TestGnetEngineRefusesFronts: --engine gnet serves one address, so asking
+// it for a front is a startup error that says so, not a server that
+// silently lacks the port.
+func TestGnetEngineRefusesFronts(t *testing.T) {
+	cmd := exec.Command(shoalBin, "--port", strconv.Itoa(freePort(t)), "--engine", "gnet", "--http-port", strconv.Itoa(freePort(t)))
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("shoal --engine gnet --http-port started:\n%s", out)
+	}
+	if !strings.Contains(string(out), "--http-port and --frame-port need --engine native") {
+		t.Fatalf("error output does not say the gnet engine cannot serve the fronts:\n%s", out)
 	}
 }

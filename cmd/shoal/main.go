@@ -21,6 +21,10 @@
 // over HTTP/1.1 (GET/PUT/DELETE /kv/{key}, POST /kv/{key}/incr, /healthz,
 // /metrics) and proto/frame's binary frames, on the same event loops and
 // --bind address; --requirepass and protected mode apply to them too.
+//
+// --engine gnet serves the same handler on gnet v2 instead of Shoal's own
+// event loops (--engine native, the default); eventloop/gnetengine's
+// documentation lists what that engine does differently.
 package main
 
 import (
@@ -38,6 +42,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/eventloop/gnetengine"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/frame"
 	"github.com/shoalkv/shoal/store"
@@ -56,6 +61,7 @@ type config struct {
 	policy          store.Policy
 	loops           int
 	balancer        string
+	engine          string
 	idleTimeout     time.Duration
 	logLevel        slog.Level
 	logLevelName    string
@@ -97,6 +103,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	policy := fs.String("maxmemory-policy", env("maxmemory-policy", "noeviction"), "eviction policy: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl")
 	loops := fs.String("loops", env("loops", "0"), "event loops (0: GOMAXPROCS)")
 	balancer := fs.String("balancer", env("balancer", "loadaware"), "connection balancer: roundrobin, leastconn, loadaware")
+	engine := fs.String("engine", env("engine", "native"), "event-loop engine: native or gnet")
 	idle := fs.String("idle-timeout", env("idle-timeout", "0"), "close clients idle this long, e.g. 300s (0: never)")
 	logLevel := fs.String("loglevel", env("loglevel", "notice"), "debug, verbose, notice, warning or nothing")
 	maxQuery := fs.String("max-query-buffer", env("max-query-buffer", "64mb"), "close a client whose unparsed input exceeds this")
@@ -145,6 +152,15 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if c.loops, err = strconv.Atoi(*loops); err != nil || c.loops < 0 {
 		return c, fmt.Errorf("--loops %q: want a non-negative integer", *loops)
+	}
+	switch *engine {
+	case "native", "gnet":
+		c.engine = *engine
+	default:
+		return c, fmt.Errorf("--engine %q: want native or gnet", *engine)
+	}
+	if c.engine == "gnet" && (c.httpPort != 0 || c.framePort != 0) {
+		return c, fmt.Errorf("--http-port and --frame-port need --engine native: the gnet engine serves one address")
 	}
 	switch *balancer {
 	case "roundrobin", "leastconn", "loadaware":
@@ -209,7 +225,12 @@ func run(cfg config) error {
 	default:
 		bal = &eventloop.LoadAware{}
 	}
+	var engine eventloop.Engine // nil: native
+	if cfg.engine == "gnet" {
+		engine = gnetengine.Engine{}
+	}
 	srv, err := eventloop.NewServer(h, eventloop.Options{
+		Engine:           engine,
 		Addr:             net.JoinHostPort(cfg.bind, strconv.Itoa(cfg.port)),
 		Loops:            cfg.loops,
 		Balancer:         bal,
@@ -240,7 +261,7 @@ func run(cfg config) error {
 		logger.Info("frame front listening", "addr", addrs[len(addrs)-1].String())
 	}
 	logger.Info("shoal ready to accept connections", "addr", srv.Addr().String(),
-		"loops", len(srv.LoopStats()), "balancer", cfg.balancer, "maxclients", cfg.maxClients,
+		"loops", len(srv.LoopStats()), "engine", cfg.engine, "balancer", cfg.balancer, "maxclients", cfg.maxClients,
 		"auth", cfg.requirePass != "")
 
 	served := make(chan error, 1)

@@ -310,7 +310,7 @@ func TestSIGTERMAnswersPipelinedRequests(t *testing.T) {
 }
 
 func TestConfigFlagEnvDefault(t *testing.T) {
-	env := map[string]string{"SHOAL_PORT": "7000", "SHOAL_MAXMEMORY": "100mb", "SHOAL_BALANCER": "roundrobin"}
+	env := map[string]string{"SHOAL_PORT": "7000", "SHOAL_MAXMEMORY": "100mb", "SHOAL_BALANCER": "roundrobin", "SHOAL_ENGINE": "gnet"}
 	getenv := func(k string) string { return env[k] }
 	c, err := parseConfig([]string{"--port", "7001"}, getenv)
 	if err != nil {
@@ -325,11 +325,17 @@ func TestConfigFlagEnvDefault(t *testing.T) {
 	if c.balancer != "roundrobin" {
 		t.Errorf("env balancer: %q", c.balancer)
 	}
+	if c.engine != "gnet" {
+		t.Errorf("env engine: %q", c.engine)
+	}
+	if d, _ := parseConfig(nil, func(string) string { return "" }); d.engine != "native" {
+		t.Errorf("default engine %q, want native", d.engine)
+	}
 	if c.bind != "127.0.0.1" || c.maxClients != 10000 {
 		t.Errorf("defaults: bind %q maxclients %d", c.bind, c.maxClients)
 	}
 	for _, bad := range [][]string{
-		{"--port", "70000"}, {"--maxmemory", "lots"}, {"--balancer", "random"},
+		{"--port", "70000"}, {"--maxmemory", "lots"}, {"--balancer", "random"}, {"--engine", "epoll"},
 		{"--maxmemory-policy", "allkeys-lfu"}, {"--loglevel", "loud"}, {"--maxclients", "0"}, {"extra"},
 	} {
 		if _, err := parseConfig(bad, func(string) string { return "" }); err == nil {

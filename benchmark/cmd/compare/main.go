@@ -29,6 +29,7 @@ type options struct {
 	out          string
 	profile      bool
 	profileOnly  bool
+	profiled     []string // servers -profile profiles: shoal, shoal-gnet
 	clientCheck  bool
 }
 
@@ -55,7 +56,8 @@ func parseOptions(args []string) (*options, error) {
 	pipelines := fs.String("pipelines", "1,16,128", "closed-loop pipeline depths")
 	conns := fs.String("conns", "50,1000", "closed-loop connection counts")
 	ops := fs.String("ops", "get,set", "commands, one workload each")
-	servers := fs.String("servers", "shoal,redis,gnet,net", "servers to compare (shoal, redis, gnet, net)")
+	servers := fs.String("servers", "shoal,redis,gnet,net", "servers to compare (shoal, shoal-gnet, redis, gnet, net)")
+	profiled := fs.String("profile-servers", "shoal", "servers -profile profiles (shoal, shoal-gnet)")
 	fs.Float64Var(&o.rate, "rate", 20000, "open-loop rate (requests/s) for the latency runs; below every server's capacity")
 	fs.IntVar(&o.latencyConns, "latency-conns", 50, "connections of the open-loop latency runs")
 	fs.IntVar(&o.keyspace, "keyspace", 100000, "keys loaded before the runs and used by them")
@@ -82,11 +84,17 @@ func parseOptions(args []string) (*options, error) {
 	}
 	for _, s := range strings.Split(*servers, ",") {
 		switch s {
-		case "shoal", "redis", "gnet", "net":
+		case "shoal", "shoal-gnet", "redis", "gnet", "net":
 			o.servers = append(o.servers, s)
 		default:
-			return nil, fmt.Errorf("-servers: unknown server %q (want shoal, redis, gnet, net)", s)
+			return nil, fmt.Errorf("-servers: unknown server %q (want shoal, shoal-gnet, redis, gnet, net)", s)
 		}
+	}
+	for _, s := range strings.Split(*profiled, ",") {
+		if s != "shoal" && s != "shoal-gnet" {
+			return nil, fmt.Errorf("-profile-servers: %q is not shoal or shoal-gnet", s)
+		}
+		o.profiled = append(o.profiled, s)
 	}
 	switch {
 	case o.rounds < 1 || o.rounds > 100:
@@ -183,6 +191,9 @@ func specs(b *binaries) map[string]serverSpec {
 	return map[string]serverSpec{
 		"shoal": {"shoal", "shoal (./cmd/shoal, native epoll loops, GOMAXPROCS loops)", func(p int) []string {
 			return []string{b.shoal, "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--loglevel", "warning"}
+		}},
+		"shoal-gnet": {"shoal-gnet", "shoal (./cmd/shoal --engine gnet: the same kv handler on gnet v2.10.0, GOMAXPROCS loops)", func(p int) []string {
+			return []string{b.shoal, "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--loglevel", "warning", "--engine", "gnet"}
 		}},
 		"redis": {"redis", "redis-server 7 (single-threaded, no persistence)", func(p int) []string {
 			return []string{"redis-server", "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--save", "",

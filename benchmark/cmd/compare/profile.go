@@ -22,7 +22,7 @@ func profileShoal(ctx context.Context, o *options, bins *binaries, spec serverSp
 		return "", err
 	}
 	help, _ := exec.Command(bins.shoal, "-h").CombinedOutput()
-	pprofFile := filepath.Join(out, "shoal.cpu.pprof")
+	pprofFile := filepath.Join(out, spec.name+".cpu.pprof")
 	usePprof := strings.Contains(string(help), "cpuprofile")
 	if usePprof {
 		base := spec.argv
@@ -43,13 +43,13 @@ func profileShoal(ctx context.Context, o *options, bins *binaries, spec serverSp
 		}
 		srv.stop() // shoal writes the profile on exit
 		top, _ := exec.Command("go", "tool", "pprof", "-top", "-nodecount=40", bins.shoal, pprofFile).Output()
-		os.WriteFile(filepath.Join(out, "shoal.cpu.top.txt"), top, 0o644)
-		return "shoal.cpu.pprof (go tool pprof) and shoal.cpu.top.txt, GET c=50 P=16, whole server lifetime", nil
+		os.WriteFile(filepath.Join(out, spec.name+".cpu.top.txt"), top, 0o644)
+		return spec.name + ".cpu.pprof (go tool pprof) and " + spec.name + ".cpu.top.txt, GET c=50 P=16, whole server lifetime", nil
 	}
 	if _, err := exec.LookPath("perf"); err != nil {
 		return "not profiled: shoal has no --cpuprofile and perf is not installed", nil
 	}
-	data := filepath.Join(os.TempDir(), "shoal-compare-perf.data")
+	data := filepath.Join(os.TempDir(), spec.name+"-compare-perf.data")
 	defer os.Remove(data)
 	var perf *exec.Cmd
 	var perfErr error
@@ -83,8 +83,8 @@ func profileShoal(ctx context.Context, o *options, bins *binaries, spec serverSp
 	if err != nil {
 		return fmt.Sprintf("not profiled: perf report failed: %v", err), nil
 	}
-	if err := os.WriteFile(filepath.Join(out, "shoal.perf.txt"), report, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, spec.name+".perf.txt"), report, 0o644); err != nil {
 		return "", err
 	}
-	return "shoal.perf.txt (perf record -e cpu-clock -g over the measured interval of GET c=50 P=16; shoal has no --cpuprofile)", nil
+	return spec.name + ".perf.txt (perf record -e cpu-clock -g over the measured interval of GET c=50 P=16; shoal has no --cpuprofile)", nil
 }

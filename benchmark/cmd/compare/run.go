@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -66,16 +67,21 @@ func compare(ctx context.Context, o *options) error {
 		if bins.shoalMissing != "" {
 			return fmt.Errorf("cannot profile shoal: %s", bins.shoalMissing)
 		}
-		note, err := profileShoal(ctx, o, bins, all["shoal"], out, clockTicks())
-		logf("profile: %s", note)
-		return err
+		for _, name := range o.profiled {
+			note, err := profileShoal(ctx, o, bins, all[name], out, clockTicks())
+			logf("profile: %s", note)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	var names []string
 	var notes []string
 	for _, s := range o.servers {
-		if s == "shoal" && bins.shoalMissing != "" {
-			notes = append(notes, "shoal skipped: "+bins.shoalMissing)
-			logf("shoal skipped: %s", bins.shoalMissing)
+		if strings.HasPrefix(s, "shoal") && bins.shoalMissing != "" {
+			notes = append(notes, s+" skipped: "+bins.shoalMissing)
+			logf("%s skipped: %s", s, bins.shoalMissing)
 			continue
 		}
 		names = append(names, s)
@@ -96,8 +102,16 @@ func compare(ctx context.Context, o *options) error {
 	if o.profile {
 		if bins.shoalMissing != "" {
 			profileNote = "not profiled: " + bins.shoalMissing
-		} else if profileNote, err = profileShoal(ctx, o, bins, all["shoal"], out, tck); err != nil {
-			return err
+		} else {
+			var notes []string
+			for _, name := range o.profiled {
+				note, err := profileShoal(ctx, o, bins, all[name], out, tck)
+				if err != nil {
+					return err
+				}
+				notes = append(notes, name+": "+note)
+			}
+			profileNote = strings.Join(notes, "; ")
 		}
 	}
 	res := &results{

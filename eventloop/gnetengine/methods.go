@@ -1,0 +1,148 @@
+package gnetengine
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/shoalkv/shoal/eventloop"
+)
+
+// The engine.Conn methods: what eventloop.Conn's methods do on this
+// engine. AsyncWrite and Execute may be called from any goroutine, the
+// rest on c's loop goroutine, as eventloop.Conn documents.
+
+// pending is the output not yet written: gathered here, or in gnet's
+// outbound buffer.
+func (g *gconn) pending() int {
+	n := 0
+	if g.out != nil {
+		n = len(g.out.B)
+	}
+	if g.state&stDone != 0 {
+		return n
+	}
+	return n + g.gc.OutboundBuffered()
+}
+
+func (g *gconn) ensureOut() {
+	if g.out == nil {
+		g.out = outPool.Get()
+	}
+}
+
+// writable reports whether the handler may still write to c.
+func (g *gconn) writable() bool {
+	return g.state&(stCloseCalled|stAbort|stDone) == 0
+}
+
+// checkHardLimit closes c if more than OutputHardLimit of its output is
+// still unsent, counting what is pending, not what is being added.
+func (g *gconn) checkHardLimit() error {
+	if p, limit := g.pending(), g.srv.opts.OutputHardLimit; p > limit {
+		g.abort(fmt.Errorf("%w: %d bytes pending, limit %d", eventloop.ErrOutputLimit, p, limit))
+		return g.closeErr
+	}
+	return nil
+}
+
+func (g *gconn) reserve() error {
+	if !g.writable() {
+		return eventloop.ErrConnClosed
+	}
+	if err := g.checkHardLimit(); err != nil {
+		return err
+	}
+	g.ensureOut()
+	return nil
+}
+
+func (g *gconn) Write(p []byte) (int, error) {
+	if err := g.reserve(); err != nil {
+		return 0, err
+	}
+	g.out.B = append(g.out.B, p...)
+	return len(p), nil
+}
+
+func (g *gconn) WriteString(s string) (int, error) {
+	if err := g.reserve(); err != nil {
+		return 0, err
+	}
+	g.out.B = append(g.out.B, s...)
+	return len(s), nil
+}
+
+func (g *gconn) OutputBuffer() []byte {
+	if !g.writable() {
+		return nil
+	}
+	g.ensureOut()
+	return g.out.B
+}
+
+func (g *gconn) SetOutputBuffer(b []byte) {
+	if !g.writable() || g.checkHardLimit() != nil {
+		return
+	}
+	g.ensureOut()
+	g.out.B = b
+}
+
+func (g *gconn) OutputFull() bool { return g.pending() > g.srv.opts.OutputHighWater }
+
+func (g *gconn) OutboundBuffered() int { return g.pending() }
+
+func (g *gconn) InboundBuffered() int {
+	if g.state&stDone != 0 {
+		return 0
+	}
+	return g.gc.InboundBuffered()
+}
+
+func (g *gconn) Flush() error {
+	if g.state&stDone != 0 {
+		return eventloop.ErrConnClosed
+	}
+	g.flush()
+	if g.state&stAbort != 0 {
+		return g.closeErr
+	}
+	return nil
+}
+
+func (g *gconn) Close() error {
+	if !g.writable() {
+		return eventloop.ErrConnClosed
+	}
+	// Every caller (OnOpen, OnTraffic, a task) settles c when it returns.
+	g.state |= stCloseCalled | stClosing
+	return nil
+}
+
+func (g *gconn) Fd() int { return g.fd }
+
+// LoopIndex is set when the connection opens, before its *eventloop.Conn
+// is handed to anyone, and never changes.
+func (g *gconn) LoopIndex() int       { return g.loopIndex }
+func (g *gconn) LocalAddr() net.Addr  { return g.local }
+func (g *gconn) RemoteAddr() net.Addr { return g.remote }
+
+func (g *gconn) AsyncWrite(p []byte) error {
+	if g.closed.Load() {
+		return eventloop.ErrConnClosed
+	}
+	b := outPool.Get()
+	b.B = append(b.B[:0], p...)
+	if err := g.enqueue(task{data: b}); err != nil {
+		outPool.Put(b)
+		return err
+	}
+	return nil
+}
+
+func (g *gconn) Execute(fn func()) error {
+	if g.closed.Load() {
+		return eventloop.ErrConnClosed
+	}
+	return g.enqueue(task{fn: fn})
+}

@@ -1,0 +1,77 @@
+// Package engine is the seam between package eventloop and the engines
+// other than the native one (eventloop/gnetengine). It is internal so that
+// the seam can change with the engines: eventloop.Engine's method takes a
+// Host from here, so only engines inside this module implement it.
+//
+// The types that cross the seam and belong to eventloop (Handler, *Conn,
+// *Server) travel as any: package eventloop imports this one, so this one
+// cannot name them. They are converted once per connection, never per
+// request.
+package engine
+
+import (
+	"context"
+	"net"
+)
+
+// Host is what a Server gives the engine that serves it.
+type Host interface {
+	// Server returns the *eventloop.Server being served; its Options
+	// method reports the options with defaults filled in.
+	Server() any
+	// Handler returns the eventloop.Handler to call.
+	Handler() any
+	// NewConn returns a new *eventloop.Conn whose methods delegate to b.
+	NewConn(b Conn) any
+	// AddConns adds delta to the count Server.NumConns reports and
+	// returns the new count.
+	AddConns(delta int64) int64
+	// AddRejected counts a connection MaxConns turned away.
+	AddRejected()
+}
+
+// Runner is a started engine.
+type Runner interface {
+	// Addr is the bound address (with the port the kernel chose for ":0").
+	Addr() net.Addr
+	// Wait returns once the engine has stopped and every connection is
+	// closed: nil after Shutdown, and why otherwise.
+	Wait() error
+	// Shutdown stops accepting, answers what each connection has
+	// already sent and closes it, as Server.Shutdown documents; if ctx
+	// ends first the rest are closed at once and ctx's error returned.
+	Shutdown(ctx context.Context) error
+	// LoopStats reports each loop's open connections and load.
+	LoopStats() []LoopStat
+}
+
+// LoopStat mirrors eventloop.LoopStat.
+type LoopStat struct {
+	Conns int
+	Load  float64
+}
+
+// Conn is what an *eventloop.Conn served by another engine delegates to.
+// The methods mean what eventloop.Conn's methods of the same names
+// document; AsyncWrite and Execute may be called from any goroutine, the
+// rest only on the connection's loop goroutine.
+type Conn interface {
+	Write(p []byte) (int, error)
+	WriteString(s string) (int, error)
+	OutputBuffer() []byte
+	SetOutputBuffer(b []byte)
+	OutputFull() bool
+	OutboundBuffered() int
+	InboundBuffered() int
+	Flush() error
+	Close() error
+	Fd() int
+	// LoopIndex is the engine loop serving the connection, from 0 to
+	// Options.Loops less one, as eventloop.Conn.LoopIndex.
+	LoopIndex() int
+	LocalAddr() net.Addr
+	RemoteAddr() net.Addr
+	AsyncWrite(p []byte) error
+	// Execute runs fn on the loop goroutine, as eventloop.Conn.Execute.
+	Execute(fn func()) error
+}
