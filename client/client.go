@@ -1,0 +1,219 @@
+package client
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shoalkv/shoal/proto/resp"
+)
+
+// Client is a connection to one server, safe for use by any number of
+// goroutines. Calls are spread over Options.Conns connections; each
+// connection sends every call queued on it in one write and hands each
+// reply back to its caller in order.
+type Client struct {
+	opts   Options
+	slots  []*slot
+	wg     sync.WaitGroup // every goroutine the client started
+	closed atomic.Bool
+	quit   chan struct{} // closed by Close
+}
+
+// New connects Options.Conns connections to o.Addr, authenticates them and
+// returns the client. It fails if the first connection cannot be made or
+// refuses the handshake (a wrong password, a server without RESP3); later
+// connections that fail are retried in the background like lost ones.
+func New(o Options) (*Client, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cl := &Client{opts: o, quit: make(chan struct{})}
+	for i := 0; i < o.Conns; i++ {
+		l, err := cl.connect()
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			l = deadLink(cl, &ConnError{Addr: o.Addr, Reconnecting: true, Err: err})
+		}
+		s := &slot{client: cl}
+		s.link.Store(l)
+		cl.slots = append(cl.slots, s)
+	}
+	for _, s := range cl.slots {
+		cl.wg.Add(1)
+		go s.supervise()
+	}
+	return cl, nil
+}
+
+// Close fails every call still waiting with ErrClosed, closes the
+// connections and waits for the client's goroutines to end. Calls made
+// after Close return ErrClosed.
+func (cl *Client) Close() error {
+	if cl.closed.Swap(true) {
+		return nil
+	}
+	close(cl.quit)
+	for _, s := range cl.slots {
+		s.link.Load().fail(ErrClosed)
+	}
+	cl.wg.Wait()
+	// A reconnection may have installed a link just before quit was seen.
+	for _, s := range cl.slots {
+		s.link.Load().fail(ErrClosed)
+	}
+	return nil
+}
+
+// Get returns the value of key, or ErrNil if it does not exist. The
+// returned slice belongs to the caller, who may keep and modify it: small
+// values are carved from 16 KiB blocks shared with other values (no
+// allocation per call, but a value kept alive keeps its block alive);
+// values over 2 KiB are allocated on their own. Use GetInto to copy into a
+// buffer of your own instead.
+func (cl *Client) Get(ctx context.Context, key string) ([]byte, error) {
+	c := getCall(wantBulk)
+	c.buf = appendCommand2(c.buf, "GET", key)
+	if err := cl.run(ctx, c); err != nil {
+		return nil, err
+	}
+	v, err := c.val, c.err
+	putCall(c)
+	return v, err
+}
+
+// GetInto appends the value of key to dst and returns the extended slice,
+// like append; it allocates only if dst must grow. A missing key returns
+// dst unchanged and ErrNil. dst is written only if the call returns without
+// error; after a cancelled call it is not touched, not even later.
+func (cl *Client) GetInto(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	c := getCall(wantInto)
+	c.dst = dst
+	c.buf = appendCommand2(c.buf, "GET", key)
+	if err := cl.run(ctx, c); err != nil {
+		return dst, err
+	}
+	v, err := c.val, c.err
+	putCall(c)
+	if err != nil {
+		return dst, err
+	}
+	return v, nil
+}
+
+// Set sets key to value. value is copied before Set returns; the caller may
+// reuse it at once.
+func (cl *Client) Set(ctx context.Context, key string, value []byte) error {
+	c := getCall(wantStatus)
+	b := resp.AppendArrayHeader(c.buf[:0], 3)
+	b = resp.AppendBulkString(b, "SET")
+	b = resp.AppendBulkString(b, key)
+	c.buf = resp.AppendBulk(b, value)
+	if err := cl.run(ctx, c); err != nil {
+		return err
+	}
+	err := c.err
+	putCall(c)
+	return err
+}
+
+// Incr increments the integer at key by one and returns the new value.
+func (cl *Client) Incr(ctx context.Context, key string) (int64, error) {
+	c := getCall(wantInt)
+	c.buf = appendCommand2(c.buf, "INCR", key)
+	if err := cl.run(ctx, c); err != nil {
+		return 0, err
+	}
+	n, err := c.n, c.err
+	putCall(c)
+	return n, err
+}
+
+// Do sends any command and returns its reply as Go values. Arguments may be
+// strings, []byte, integers, floats or bools. Replies map to: simple and
+// bulk strings (and RESP3 verbatim strings) → string, integers → int64,
+// arrays and sets → []any, RESP3 maps → map[any]any, doubles → float64,
+// booleans → bool, big numbers → *big.Int, nulls inside an aggregate → nil,
+// error replies inside an aggregate → Error. A top-level null returns
+// ErrNil and a top-level error reply returns an Error.
+//
+// Commands that would break a connection shared by all goroutines are
+// refused with an error: SUBSCRIBE and the other pub/sub commands,
+// MONITOR, MULTI/EXEC/WATCH, SELECT, HELLO, AUTH, RESET, QUIT, CLIENT
+// REPLY (use Options for the database, protocol and credentials). Blocking
+// commands such as BLPOP work but hold up every call queued behind them on
+// the same connection.
+func (cl *Client) Do(ctx context.Context, args ...any) (any, error) {
+	c := getCall(wantAny)
+	b, err := appendArgs(c.buf[:0], args)
+	c.buf = b
+	if err != nil {
+		putCall(c)
+		return nil, err
+	}
+	if err := cl.run(ctx, c); err != nil {
+		return nil, err
+	}
+	v, err := c.v, c.err
+	putCall(c)
+	return v, err
+}
+
+func appendCommand2(b []byte, name, key string) []byte {
+	b = resp.AppendArrayHeader(b[:0], 2)
+	b = resp.AppendBulkString(b, name)
+	return resp.AppendBulkString(b, key)
+}
+
+// run queues c on a connection and waits for its answer. A nil return
+// means c is answered and the caller owns it again (its results, err
+// included, are set); a non-nil return means c is no longer the caller's.
+func (cl *Client) run(ctx context.Context, c *call) error {
+	if err := ctx.Err(); err != nil {
+		putCall(c)
+		return err
+	}
+	if cl.closed.Load() {
+		putCall(c)
+		return ErrClosed
+	}
+	if err := cl.pick().enqueue(c); err != nil {
+		putCall(c)
+		return err
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		if c.abandon() {
+			return ctx.Err()
+		}
+		<-c.done // answered meanwhile: take the answer
+		return nil
+	}
+}
+
+// pick chooses a connection: a random one, or the next one up if it is
+// down. If all are down it returns one anyway, whose failure the call will
+// report.
+func (cl *Client) pick() *link {
+	n := len(cl.slots)
+	if n == 1 {
+		return cl.slots[0].link.Load()
+	}
+	i := int(rand.Uint32N(uint32(n)))
+	first := cl.slots[i].link.Load()
+	if first.isUp() {
+		return first
+	}
+	for k := 1; k < n; k++ {
+		if l := cl.slots[(i+k)%n].link.Load(); l.isUp() {
+			return l
+		}
+	}
+	return first
+}
