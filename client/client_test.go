@@ -248,7 +248,7 @@ func TestManyGoroutinesGetTheirOwnReplies(t *testing.T) {
 	for _, srv := range servers(t) {
 		t.Run(srv.name, func(t *testing.T) {
 			c := newClient(t, Options{Addr: srv.addr})
-			const goroutines, rounds = 2000, 10
+			const goroutines, rounds = 2000, 5
 			ctx := context.Background()
 			var wg sync.WaitGroup
 			errs := make(chan error, goroutines)

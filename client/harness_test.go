@@ -74,6 +74,7 @@ type countingConn struct {
 }
 
 type holdGate struct {
+	armed   atomic.Bool
 	once    sync.Once
 	entered chan struct{}
 	release chan struct{}
@@ -81,7 +82,7 @@ type holdGate struct {
 
 func (c *countingConn) Write(p []byte) (int, error) {
 	c.writes.Add(1)
-	if c.hold != nil {
+	if c.hold != nil && c.hold.armed.Load() {
 		first := false
 		c.hold.once.Do(func() { first = true })
 		if first {
@@ -91,6 +92,13 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	}
 	return c.Conn.Write(p)
 }
+
+func newHoldGate() *holdGate {
+	return &holdGate{entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+// arm makes the next write (after the handshake) wait for release.
+func (h *holdGate) arm() { h.armed.Store(true) }
 
 // countingDialer dials TCP and wraps each connection in a countingConn.
 func countingDialer(writes *atomic.Int64, hold *holdGate) func(ctx context.Context, network, addr string) (net.Conn, error) {

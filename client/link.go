@@ -2,6 +2,7 @@ package client
 
 import (
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -34,9 +35,10 @@ type link struct {
 	batch []*call
 	spare []*call
 
-	// Progress counters for the read-timeout watchdog.
-	written  atomic.Uint64 // calls handed to the socket
-	answered atomic.Uint64 // replies read, published once per read
+	// Progress counters: equal when no reply is outstanding. The watchdog
+	// reads them too.
+	written  atomic.Uint64 // calls handed to the socket, by the writer role
+	answered atomic.Uint64 // replies read, by the reader
 }
 
 func newLink(cl *Client, nc net.Conn) *link {
@@ -67,10 +69,12 @@ func (l *link) isUp() bool {
 	}
 }
 
-// enqueue queues c. If the link was idle the calling goroutine takes the
-// writer role and sends the batch itself, saving a hand-off to the writer
-// goroutine when calls are sparse. It returns the link's failure instead if
-// the link is down.
+// enqueue queues c. If nobody holds the writer role, the call takes it:
+// on an idle link (no reply outstanding) the calling goroutine writes the
+// queue itself at once, saving a hand-off when calls are sparse; on a busy
+// link it wakes the writer goroutine, which by the time it runs usually
+// finds more calls to send with this one. It returns the link's failure
+// instead if the link is down.
 func (l *link) enqueue(c *call) error {
 	l.mu.Lock()
 	if l.closed {
@@ -84,10 +88,11 @@ func (l *link) enqueue(c *call) error {
 		return nil
 	}
 	l.writing = true
+	idle := l.written.Load() == l.answered.Load()
 	l.mu.Unlock()
-	if l.writeQueued() {
-		// More arrived while we wrote: let the writer goroutine go on, so
-		// this caller is not kept sending other goroutines' calls.
+	if !idle || l.writeQueued(false) {
+		// Busy, or more arrived while we wrote: let the writer goroutine go
+		// on, so this caller is not kept sending other goroutines' calls.
 		l.wake <- struct{}{}
 	}
 	return nil
@@ -103,7 +108,7 @@ func (l *link) writerLoop() {
 		case <-l.down:
 			return
 		}
-		for l.writeQueued() {
+		for l.writeQueued(true) {
 		}
 	}
 }
@@ -112,7 +117,10 @@ func (l *link) writerLoop() {
 // everything queued and writes it in batches of at most MaxBatchBytes. It
 // returns true if more calls were queued meanwhile (the role is kept), or
 // false after giving up the role (the queue was empty, or the link failed).
-func (l *link) writeQueued() bool {
+// With yield, it lets other goroutines run once before giving up the role:
+// callers just woken by replies then queue their next calls for this
+// writer instead of each writing alone.
+func (l *link) writeQueued(yield bool) bool {
 	l.mu.Lock()
 	if l.closed || len(l.queue) == 0 {
 		l.writing = false
@@ -166,6 +174,11 @@ func (l *link) writeQueued() bool {
 	l.spare = taken[:0]
 
 	l.mu.Lock()
+	if !l.closed && len(l.queue) == 0 && yield {
+		l.mu.Unlock()
+		runtime.Gosched()
+		l.mu.Lock()
+	}
 	if l.closed || len(l.queue) == 0 {
 		l.writing = false
 		l.mu.Unlock()

@@ -3,7 +3,6 @@ package client
 import (
 	"fmt"
 	"net"
-	"sync/atomic"
 
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -24,8 +23,6 @@ type replyReader struct {
 	nc         net.Conn
 	buf        []byte
 	start, end int
-	replies    uint64         // replies handed out
-	progress   *atomic.Uint64 // if set, gets replies before each blocking read
 }
 
 // next returns the next complete reply: the header of its first element
@@ -43,7 +40,6 @@ func (rr *replyReader) next() (r resp.Reply, raw []byte, err error) {
 			}
 			if err == nil {
 				rr.start += n
-				rr.replies++
 				return r, b[:n], nil
 			}
 			if err != resp.ErrIncomplete {
@@ -72,9 +68,6 @@ func (rr *replyReader) fill() error {
 		copy(grown, rr.buf[:rr.end])
 		rr.buf = grown
 	}
-	if rr.progress != nil {
-		rr.progress.Store(rr.replies)
-	}
 	n, err := rr.nc.Read(rr.buf[rr.end:])
 	rr.end += n
 	if n > 0 {
@@ -88,7 +81,7 @@ func (rr *replyReader) fill() error {
 func (l *link) readerLoop() {
 	defer l.client.wg.Done()
 	rr := l.rr
-	rr.progress = &l.answered
+	var answered uint64
 	var mine []*call // the reader's share of the in-flight FIFO, from head on
 	head := 0
 	var slab []byte
@@ -105,6 +98,8 @@ func (l *link) readerLoop() {
 		if r.Kind == '>' {
 			continue // RESP3 push: out-of-band, no call waits for it
 		}
+		answered++
+		l.answered.Store(answered)
 		if head == len(mine) {
 			clear(mine)
 			mine = l.takeInflight(mine[:0])
