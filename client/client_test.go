@@ -216,7 +216,7 @@ func TestNewReportsHandshakeAndDialFailures(t *testing.T) {
 	}
 	for _, s := range srv {
 		// No password while one is required is NOAUTH; a wrong one is refused.
-		addr := s.addr
+		var addr string
 		if s.name == "redis" {
 			addr = startRedisWithPassword(t, "sesame")
 		} else {

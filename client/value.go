@@ -86,11 +86,11 @@ func decode(raw []byte, depth int) (any, int, error) {
 				return nil, 0, err
 			}
 			n += kn
-			switch k.(type) {
+			switch kk := k.(type) {
 			case []any, map[any]any:
 				return nil, 0, fmt.Errorf("client: map key of type %T cannot be a Go map key", k)
 			case *big.Int:
-				k = k.(*big.Int).String()
+				k = kk.String()
 			}
 			v, vn, err := decode(raw[n:], depth+1)
 			if err != nil {
