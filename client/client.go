@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -19,7 +20,15 @@ type Client struct {
 	wg     sync.WaitGroup // every goroutine the client started
 	closed atomic.Bool
 	quit   chan struct{} // closed by Close
+	epoch  time.Time     // origin of now()
 }
+
+// now is a monotonic clock in nanoseconds, never 0.
+func (cl *Client) now() int64 { return int64(time.Since(cl.epoch)) + 1 }
+
+// staleAfter is how long a connection may sit idle before a call checks
+// that the server has not closed it meanwhile.
+const staleAfter = time.Second
 
 // New connects Options.Conns connections to o.Addr, authenticates them and
 // returns the client. It fails if the first connection cannot be made or
@@ -30,7 +39,7 @@ func New(o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := &Client{opts: o, quit: make(chan struct{})}
+	cl := &Client{opts: o, quit: make(chan struct{}), epoch: time.Now()}
 	for i := 0; i < o.Conns; i++ {
 		l, err := cl.connect()
 		if err != nil {
@@ -181,9 +190,24 @@ func (cl *Client) run(ctx context.Context, c *call) error {
 		putCall(c)
 		return ErrClosed
 	}
-	if err := cl.pick().enqueue(c); err != nil {
+	l := cl.pick()
+	if at := l.idleAt.Load(); at != 0 && cl.now()-at > int64(staleAfter) {
+		// Nobody has read this connection for a while: a server that closed
+		// it would otherwise fail this call.
+		l.checkIdle()
+		if !l.isUp() {
+			l = cl.pick()
+		}
+	}
+	// A context that cannot end lets the caller read its own reply on an
+	// idle connection; one that can must not be stuck in a read.
+	reader, err := l.enqueue(c, ctx.Done() == nil)
+	if err != nil {
 		putCall(c)
 		return err
+	}
+	if reader {
+		l.readUntil(c)
 	}
 	select {
 	case <-c.done:

@@ -106,7 +106,7 @@ func pingEveryConn(t *testing.T, c *Client) {
 	for _, s := range c.slots {
 		cl := getCall(wantAny)
 		cl.buf = resp.AppendCommand(cl.buf[:0], "PING")
-		if err := s.link.Load().enqueue(cl); err != nil {
+		if _, err := s.link.Load().enqueue(cl, false); err != nil {
 			t.Fatal(err)
 		}
 		<-cl.done
@@ -444,7 +444,7 @@ func TestAReplyNobodyAskedForFailsTheConnection(t *testing.T) {
 		}
 		return []byte("+OK\r\n+EXTRA\r\n")
 	})
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, MinBackoff: time.Hour})
+	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, MinBackoff: time.Hour, ReadTimeout: 100 * time.Millisecond})
 	if err := c.Set(context.Background(), "k", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
 package client
 
 import (
+	"io"
 	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // A link is one connection's life, from a successful handshake to its
@@ -12,42 +14,109 @@ import (
 // writer finishing its batch, a reader draining) only ever touch the old
 // one.
 //
-// Goroutines: callers enqueue; whoever holds the writer role (a caller that
-// found the link idle, or the link's writer goroutine) writes; the reader
-// goroutine reads and answers. mu guards the fields marked so.
+// Two roles move between goroutines. The writer role (writing) belongs to a
+// caller that found the link idle, or to the writer goroutine. The reader
+// role (reading) is taken by whoever writes while nobody reads: a caller on
+// an idle link whose context cannot be cancelled reads its own reply, as a
+// connection of its own would, with no goroutine hand-off; otherwise the
+// reader goroutine is woken. The reader role is given up when no reply is
+// outstanding, so an idle link has no pending read. mu guards the fields
+// marked so; the others belong to the holder of a role.
 type link struct {
 	client *Client
 	nc     net.Conn
-	rr     *replyReader // owned by the reader goroutine
 
 	mu       sync.Mutex
 	queue    []*call // guarded by mu: encoded, not yet taken by a writer
 	inflight []*call // guarded by mu: written (or being written), in wire order
 	writing  bool    // guarded by mu: someone holds the writer role
+	reading  bool    // guarded by mu: someone holds the reader role
 	closed   bool    // guarded by mu
 	cause    error   // guarded by mu: why it closed (a *ConnError or ErrClosed)
 
-	wake chan struct{} // capacity 1: hands the writer role to the writer goroutine
-	down chan struct{} // closed when the link fails
+	wake     chan struct{} // capacity 1: hands the writer role to the writer goroutine
+	readWake chan struct{} // capacity 1: hands the reader role to the reader goroutine
+	down     chan struct{} // closed when the link fails
 
 	// Owned by the writer role.
 	wbuf  []byte
 	batch []*call
 	spare []*call
 
-	// Progress counters: equal when no reply is outstanding. The watchdog
-	// reads them too.
-	written  atomic.Uint64 // calls handed to the socket, by the writer role
-	answered atomic.Uint64 // replies read, by the reader
+	// Owned by the reader role.
+	rr        *replyReader
+	mine      []*call // the reader's share of the in-flight FIFO, from head on
+	head      int
+	slab      []byte // Get's values are carved from it
+	answeredN uint64
+
+	// Progress counters: equal when no reply is outstanding. written is
+	// changed under mu. The watchdog reads them too.
+	written  atomic.Uint64 // calls handed to the socket
+	answered atomic.Uint64 // replies read
+	// idleAt is when the reader role was last given up with nothing
+	// outstanding (nanoseconds on the client's clock), 0 while a reader holds it.
+	idleAt atomic.Int64
 }
 
 func newLink(cl *Client, nc net.Conn) *link {
-	return &link{
-		client: cl,
-		nc:     nc,
-		wake:   make(chan struct{}, 1),
-		down:   make(chan struct{}),
-		wbuf:   make([]byte, 0, 4096),
+	l := &link{
+		client:   cl,
+		nc:       nc,
+		wake:     make(chan struct{}, 1),
+		readWake: make(chan struct{}, 1),
+		down:     make(chan struct{}),
+		wbuf:     make([]byte, 0, 4096),
+	}
+	l.idleAt.Store(cl.now())
+	return l
+}
+
+// checkIdle looks at an idle connection's socket without blocking or
+// consuming: if the server closed it the link fails; if bytes arrived that
+// no call asked for (a RESP3 push, or a desynchronised server), the reader
+// goroutine is woken to read them.
+func (l *link) checkIdle() {
+	sc, ok := l.nc.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	var closed error
+	pending := false
+	err = rc.Control(func(fd uintptr) {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case n > 0:
+			pending = true
+		case n == 0 && err == nil:
+			closed = io.EOF
+		case err != nil && err != syscall.EAGAIN && err != syscall.EINTR:
+			closed = err
+		}
+	})
+	if err != nil {
+		closed = err
+	}
+	if closed != nil {
+		l.fail(closed)
+		return
+	}
+	if pending {
+		l.mu.Lock()
+		wake := !l.reading && !l.closed
+		if wake {
+			l.reading = true
+			l.idleAt.Store(0)
+		}
+		l.mu.Unlock()
+		if wake {
+			l.readWake <- struct{}{}
+		}
 	}
 }
 
@@ -73,29 +142,37 @@ func (l *link) isUp() bool {
 // on an idle link (no reply outstanding) the calling goroutine writes the
 // queue itself at once, saving a hand-off when calls are sparse; on a busy
 // link it wakes the writer goroutine, which by the time it runs usually
-// finds more calls to send with this one. It returns the link's failure
-// instead if the link is down.
-func (l *link) enqueue(c *call) error {
+// finds more calls to send with this one. With mayRead (the caller's
+// context cannot be cancelled), a caller that writes on a link nobody reads
+// takes the reader role too: enqueue then reports true and the caller must
+// call readUntil(c). It returns the link's failure instead if the link is
+// down.
+func (l *link) enqueue(c *call, mayRead bool) (reader bool, err error) {
 	l.mu.Lock()
 	if l.closed {
 		err := l.cause
 		l.mu.Unlock()
-		return err
+		return false, err
 	}
 	l.queue = append(l.queue, c)
 	if l.writing {
 		l.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	l.writing = true
 	idle := l.written.Load() == l.answered.Load()
 	l.mu.Unlock()
-	if !idle || l.writeQueued(false) {
-		// Busy, or more arrived while we wrote: let the writer goroutine go
-		// on, so this caller is not kept sending other goroutines' calls.
+	if !idle {
+		l.wake <- struct{}{}
+		return false, nil
+	}
+	more, reader := l.writeQueued(false, mayRead)
+	if more {
+		// More arrived while we wrote: let the writer goroutine go on, so
+		// this caller is not kept sending other goroutines' calls.
 		l.wake <- struct{}{}
 	}
-	return nil
+	return reader, nil
 }
 
 // writerLoop runs as the link's writer goroutine: woken when the writer
@@ -108,7 +185,10 @@ func (l *link) writerLoop() {
 		case <-l.down:
 			return
 		}
-		for l.writeQueued(true) {
+		for {
+			if more, _ := l.writeQueued(true, false); !more {
+				break
+			}
 		}
 	}
 }
@@ -119,13 +199,14 @@ func (l *link) writerLoop() {
 // false after giving up the role (the queue was empty, or the link failed).
 // With yield, it lets other goroutines run once before giving up the role:
 // callers just woken by replies then queue their next calls for this
-// writer instead of each writing alone.
-func (l *link) writeQueued(yield bool) bool {
+// writer instead of each writing alone. With mayRead the writer takes the
+// reader role if nobody holds it, and reports so.
+func (l *link) writeQueued(yield, mayRead bool) (more, reader bool) {
 	l.mu.Lock()
 	if l.closed || len(l.queue) == 0 {
 		l.writing = false
 		l.mu.Unlock()
-		return false
+		return false, false
 	}
 	taken := l.queue
 	l.queue = l.spare[:0]
@@ -159,7 +240,9 @@ func (l *link) writeQueued(yield bool) bool {
 		if len(out) == 0 {
 			out = l.batch[0].buf
 		}
-		if !l.send(out) {
+		ok, took := l.send(out, mayRead)
+		reader = reader || took
+		if !ok {
 			cause := l.failure()
 			for _, c := range taken[i:] {
 				if c != nil {
@@ -168,7 +251,7 @@ func (l *link) writeQueued(yield bool) bool {
 			}
 			clear(taken)
 			l.spare = taken[:0]
-			return false
+			return false, reader
 		}
 	}
 	l.spare = taken[:0]
@@ -182,15 +265,17 @@ func (l *link) writeQueued(yield bool) bool {
 	if l.closed || len(l.queue) == 0 {
 		l.writing = false
 		l.mu.Unlock()
-		return false
+		return false, reader
 	}
 	l.mu.Unlock()
-	return true
+	return true, reader
 }
 
-// send registers l.batch as in flight and writes out. It returns false if
-// the link is (or has just become) down; the batch has then been failed.
-func (l *link) send(out []byte) bool {
+// send registers l.batch as in flight and writes out. If nobody holds the
+// reader role it is taken: by this goroutine with mayRead (reported by
+// reader), else by waking the reader goroutine. ok is false if the link is
+// (or has just become) down; the batch has then been failed.
+func (l *link) send(out []byte, mayRead bool) (ok, reader bool) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -199,17 +284,26 @@ func (l *link) send(out []byte) bool {
 			c.fail(stateWritten, cause)
 		}
 		clear(l.batch)
-		return false
+		return false, false
 	}
 	l.inflight = append(l.inflight, l.batch...)
-	l.mu.Unlock()
 	l.written.Add(uint64(len(l.batch)))
-	clear(l.batch)
-	if _, err := l.nc.Write(out); err != nil {
-		l.fail(err)
-		return false
+	takeReader := !l.reading
+	if takeReader {
+		l.reading = true
+		l.idleAt.Store(0)
 	}
-	return true
+	l.mu.Unlock()
+	clear(l.batch)
+	_, err := l.nc.Write(out)
+	if takeReader && !mayRead {
+		l.readWake <- struct{}{}
+	}
+	if err != nil {
+		l.fail(err)
+		return false, takeReader && mayRead
+	}
+	return true, takeReader && mayRead
 }
 
 // failure returns why the link closed.

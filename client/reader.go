@@ -76,51 +76,98 @@ func (rr *replyReader) fill() error {
 	return err
 }
 
-// readerLoop runs as the link's reader goroutine: it matches each reply to
-// the oldest call in flight, in order, until the connection fails.
+// readerLoop runs as the link's reader goroutine: each time the reader
+// role is handed to it, it reads replies until none is outstanding.
 func (l *link) readerLoop() {
 	defer l.client.wg.Done()
-	rr := l.rr
-	var answered uint64
-	var mine []*call // the reader's share of the in-flight FIFO, from head on
-	head := 0
-	var slab []byte
 	for {
-		r, raw, err := rr.next()
+		select {
+		case <-l.readWake:
+		case <-l.down:
+			return
+		}
+		if !l.readReplies(nil) {
+			return
+		}
+	}
+}
+
+// readUntil is called by a caller that took the reader role in enqueue: it
+// reads replies until its own call is answered, then gives the role up, or
+// hands it to the reader goroutine if other replies are outstanding.
+func (l *link) readUntil(own *call) {
+	l.readReplies(own)
+}
+
+// readReplies is run by the holder of the reader role. It matches each
+// reply to the oldest call in flight, until own is answered (own != nil) or
+// nothing is outstanding (own == nil), and then releases the role. It
+// returns false if the link failed.
+func (l *link) readReplies(own *call) bool {
+	for {
+		if own == nil && l.answeredN == l.written.Load() && l.releaseReader() {
+			// releaseReader keeps the role while unread bytes are buffered.
+			return true
+		}
+		r, raw, err := l.rr.next()
 		if err != nil {
 			l.fail(err)
 			cause := l.failure()
-			for _, c := range mine[head:] {
+			for _, c := range l.mine[l.head:] {
 				c.fail(stateWritten, cause)
 			}
-			return
+			clear(l.mine)
+			l.mine, l.head = l.mine[:0], 0
+			return false
 		}
 		if r.Kind == '>' {
 			continue // RESP3 push: out-of-band, no call waits for it
 		}
-		answered++
-		l.answered.Store(answered)
-		if head == len(mine) {
-			clear(mine)
-			mine = l.takeInflight(mine[:0])
-			head = 0
-			if len(mine) == 0 {
+		l.answeredN++
+		l.answered.Store(l.answeredN)
+		if l.head == len(l.mine) {
+			clear(l.mine)
+			l.mine = l.takeInflight(l.mine[:0])
+			l.head = 0
+			if len(l.mine) == 0 {
 				l.fail(fmt.Errorf("%w: reply %.40q with no call waiting for it", resp.ErrInvalidReply, raw))
-				return
+				return false
 			}
 		}
-		c := mine[head]
-		mine[head] = nil
-		head++
+		c := l.mine[l.head]
+		l.mine[l.head] = nil
+		l.head++
 		if !c.claim(stateWritten) {
 			continue // abandoned by its caller: the reply is dropped
 		}
 		if r.Kind == '|' {
 			r, raw = stripAttributes(raw)
 		}
-		slab = answer(c, r, raw, slab)
+		l.slab = answer(c, r, raw, l.slab)
 		c.done <- struct{}{}
+		if c == own {
+			if !l.releaseReader() {
+				l.readWake <- struct{}{} // the reader goroutine reads the rest
+			}
+			return true
+		}
 	}
+}
+
+// releaseReader gives up the reader role if no reply is outstanding and no
+// unread byte is buffered, and reports whether it did.
+func (l *link) releaseReader() bool {
+	if l.rr.start < l.rr.end {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.answeredN != l.written.Load() {
+		return false
+	}
+	l.reading = false
+	l.idleAt.Store(l.client.now())
+	return true
 }
 
 // answer decodes reply r (raw: all of its bytes) into c's results. slab is

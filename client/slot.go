@@ -96,6 +96,13 @@ func (s *slot) watch(l *link) bool {
 		case <-cl.quit:
 			return false
 		case <-tick:
+			if l.idleAt.Load() != 0 {
+				// Idle: nobody reads, so check that the server has not
+				// closed it, and reconnect now rather than on the next call.
+				l.checkIdle()
+				stuck = 0
+				continue
+			}
 			answered, written := l.answered.Load(), l.written.Load()
 			if written > answered && answered == last {
 				stuck++
@@ -187,6 +194,7 @@ func (cl *Client) connect() (*link, error) {
 	_ = nc.SetDeadline(time.Time{})
 	l := newLink(cl, nc)
 	l.rr = rr
+	l.slab = make([]byte, 0, slabSize)
 	return l, nil
 }
 
