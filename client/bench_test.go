@@ -20,28 +20,32 @@ func TestCallsAllocateNothing(t *testing.T) {
 	ctx := context.Background()
 	val := []byte("some value")
 	dst := make([]byte, 0, 64)
-	for name, f := range map[string]func(){
-		"Set": func() {
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"Set", func() {
 			if err := c.Set(ctx, "alloc:k", val); err != nil {
 				t.Fatal(err)
 			}
-		},
-		"Get": func() {
+		}},
+		{"Get", func() {
 			if v, err := c.Get(ctx, "alloc:k"); err != nil || len(v) != len(val) {
 				t.Fatal(v, err)
 			}
-		},
-		"GetInto": func() {
+		}},
+		{"GetInto", func() {
 			if v, err := c.GetInto(ctx, dst[:0], "alloc:k"); err != nil || len(v) != len(val) {
 				t.Fatal(v, err)
 			}
-		},
-		"Incr": func() {
+		}},
+		{"Incr", func() {
 			if _, err := c.Incr(ctx, "alloc:n"); err != nil {
 				t.Fatal(err)
 			}
-		},
+		}},
 	} {
+		name, f := tc.name, tc.f
 		f() // warm the pools
 		if n := testing.AllocsPerRun(2000, f); n != 0 {
 			t.Errorf("%s: %v allocations per call, want 0", name, n)

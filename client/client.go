@@ -27,8 +27,8 @@ type Client struct {
 func (cl *Client) now() int64 { return int64(time.Since(cl.epoch)) + 1 }
 
 // staleAfter is how long a connection may sit idle before a call checks
-// that the server has not closed it meanwhile.
-const staleAfter = time.Second
+// that the server has not closed it meanwhile (a variable for tests).
+var staleAfter = time.Second
 
 // New connects Options.Conns connections to o.Addr, authenticates them and
 // returns the client. It fails if the first connection cannot be made or
@@ -46,9 +46,9 @@ func New(o Options) (*Client, error) {
 			if i == 0 {
 				return nil, err
 			}
-			l = deadLink(cl, &ConnError{Addr: o.Addr, Reconnecting: true, Err: err})
+			l = deadLink(cl, &ConnError{Addr: o.Addr, Reconnecting: true, Err: err}, false)
 		}
-		s := &slot{client: cl}
+		s := &slot{client: cl, changed: make(chan struct{})}
 		s.link.Store(l)
 		cl.slots = append(cl.slots, s)
 	}
@@ -190,15 +190,7 @@ func (cl *Client) run(ctx context.Context, c *call) error {
 		putCall(c)
 		return ErrClosed
 	}
-	l := cl.pick()
-	if at := l.idleAt.Load(); at != 0 && cl.now()-at > int64(staleAfter) {
-		// Nobody has read this connection for a while: a server that closed
-		// it would otherwise fail this call.
-		l.checkIdle()
-		if !l.isUp() {
-			l = cl.pick()
-		}
-	}
+	l := cl.route(ctx)
 	// A context that cannot end lets the caller read its own reply on an
 	// idle connection; one that can must not be stuck in a read.
 	reader, err := l.enqueue(c, ctx.Done() == nil)
@@ -222,22 +214,62 @@ func (cl *Client) run(ctx context.Context, c *call) error {
 }
 
 // pick chooses a connection: a random one, or the next one up if it is
-// down. If all are down it returns one anyway, whose failure the call will
-// report.
-func (cl *Client) pick() *link {
+// down. A connection idle for staleAfter is first checked for a close by
+// the server. If all are down it returns one anyway, whose failure the call
+// will report, and the slot it came from.
+func (cl *Client) pick() (*link, *slot) {
 	n := len(cl.slots)
-	if n == 1 {
-		return cl.slots[0].link.Load()
+	i := 0
+	if n > 1 {
+		i = int(rand.Uint32N(uint32(n)))
 	}
-	i := int(rand.Uint32N(uint32(n)))
-	first := cl.slots[i].link.Load()
-	if first.isUp() {
-		return first
-	}
-	for k := 1; k < n; k++ {
-		if l := cl.slots[(i+k)%n].link.Load(); l.isUp() {
-			return l
+	var now int64
+	for k := 0; k < n; k++ {
+		s := cl.slots[(i+k)%n]
+		l := s.link.Load()
+		if at := l.idleAt.Load(); at != 0 && l.isUp() {
+			if now == 0 {
+				now = cl.now()
+			}
+			if now-at > int64(staleAfter) {
+				// Nobody has read it for a while: a server that closed it
+				// would otherwise fail this call.
+				l.checkIdle()
+			}
+		}
+		if l.isUp() {
+			return l, s
 		}
 	}
-	return first
+	s := cl.slots[i]
+	return s.link.Load(), s
+}
+
+// route picks the connection for a call. If every connection is down but
+// no reconnection attempt has failed yet (the server closed them, or a
+// check just found them closed), it waits for the chosen slot's first
+// attempt (bounded by ctx and DialTimeout + MinBackoff, at most 1 s of the
+// latter) rather than fail a
+// call that was never sent.
+func (cl *Client) route(ctx context.Context) *link {
+	l, s := cl.pick()
+	if l.isUp() {
+		return l
+	}
+	if ce, ok := l.failure().(*ConnError); !ok || (ce.Reconnecting && !l.firstTry) {
+		return l // closed, or a reconnection has failed already: fail fast
+	}
+	changed := s.changes()
+	if l = s.link.Load(); l.isUp() {
+		return l
+	}
+	t := time.NewTimer(cl.opts.DialTimeout + min(cl.opts.MinBackoff, time.Second))
+	defer t.Stop()
+	select {
+	case <-changed:
+	case <-ctx.Done():
+	case <-t.C:
+	case <-cl.quit:
+	}
+	return s.link.Load()
 }

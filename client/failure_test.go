@@ -444,7 +444,7 @@ func TestAReplyNobodyAskedForFailsTheConnection(t *testing.T) {
 		}
 		return []byte("+OK\r\n+EXTRA\r\n")
 	})
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, MinBackoff: time.Hour, ReadTimeout: 100 * time.Millisecond})
+	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, MinBackoff: time.Hour, DialTimeout: 200 * time.Millisecond, ReadTimeout: 100 * time.Millisecond})
 	if err := c.Set(context.Background(), "k", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -456,5 +456,39 @@ func TestAReplyNobodyAskedForFailsTheConnection(t *testing.T) {
 	var ce *ConnError
 	if !errors.As(err, &ce) || !errors.Is(err, resp.ErrInvalidReply) || !strings.Contains(err.Error(), "no call waiting") {
 		t.Fatalf("after an unasked-for reply: err %v, want a *ConnError wrapping ErrInvalidReply 'no call waiting'", err)
+	}
+}
+
+// closingIdle is a scripted server that closes a connection once it has been
+// idle for d.
+func closingIdle(t *testing.T, d time.Duration) *scriptedServer {
+	return startScriptedIdle(t, func(_ int64, args []string) []byte { return echoKey(args) }, d)
+}
+
+func TestAServerClosingIdleConnectionsIsNoticedInTheBackground(t *testing.T) {
+	restore := idleCheckEvery
+	t.Cleanup(func() { idleCheckEvery = restore }) // after the client's Close
+	idleCheckEvery = 20 * time.Millisecond
+	srv := closingIdle(t, 100*time.Millisecond)
+	c := newClient(t, Options{Addr: srv.addr(), Conns: 2, MinBackoff: time.Millisecond})
+	if v, err := c.Get(context.Background(), "a"); err != nil || string(v) != "a" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	// Both connections are closed by the server and re-dialled with no call made.
+	eventually(t, 10*time.Second, "reconnections", func() bool { return srv.accepts.Load() >= 4 })
+}
+
+func TestACallAfterTheServerClosedIdleConnectionsWaitsForTheReconnection(t *testing.T) {
+	d, s := idleCheckEvery, staleAfter
+	t.Cleanup(func() { idleCheckEvery, staleAfter = d, s }) // after the client's Close
+	idleCheckEvery, staleAfter = time.Hour, 50*time.Millisecond // only the call notices
+	srv := closingIdle(t, 100*time.Millisecond)
+	c := newClient(t, Options{Addr: srv.addr(), Conns: 2, MinBackoff: time.Millisecond})
+	for i := 0; i < 3; i++ {
+		time.Sleep(300 * time.Millisecond) // the server closes both connections
+		k := fmt.Sprint("k", i)
+		if v, err := c.Get(context.Background(), k); err != nil || string(v) != k {
+			t.Fatalf("Get after the server closed the idle connections = %q, %v; want %q", v, err, k)
+		}
 	}
 }

@@ -116,20 +116,28 @@ func countingDialer(writes *atomic.Int64, hold *holdGate) func(ctx context.Conte
 // on cue: it parses commands and answers each through a function, which may
 // block, delay or send raw bytes.
 type scriptedServer struct {
-	ln      net.Listener
-	accepts atomic.Int64
-	wg      sync.WaitGroup
+	ln        net.Listener
+	accepts   atomic.Int64
+	wg        sync.WaitGroup
+	closeIdle time.Duration // if set, close connections idle that long
 }
 
 // startScripted serves each command by calling answer(conn index, args),
 // writing what it returns. A nil return sends nothing.
 func startScripted(t testing.TB, answer func(n int64, args []string) []byte) *scriptedServer {
 	t.Helper()
+	return startScriptedIdle(t, answer, 0)
+}
+
+// startScriptedIdle is startScripted with connections closed by the server
+// once idle for closeIdle (if not 0).
+func startScriptedIdle(t testing.TB, answer func(n int64, args []string) []byte, closeIdle time.Duration) *scriptedServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &scriptedServer{ln: ln}
+	s := &scriptedServer{ln: ln, closeIdle: closeIdle}
 	var mu sync.Mutex
 	var conns []net.Conn
 	s.wg.Add(1)
@@ -147,7 +155,8 @@ func startScripted(t testing.TB, answer func(n int64, args []string) []byte) *sc
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
-				serveScripted(nc, n, answer)
+				serveScripted(nc, n, answer, s.closeIdle)
+				nc.Close()
 			}()
 		}
 	}()
@@ -165,11 +174,14 @@ func startScripted(t testing.TB, answer func(n int64, args []string) []byte) *sc
 
 func (s *scriptedServer) addr() string { return s.ln.Addr().String() }
 
-func serveScripted(nc net.Conn, n int64, answer func(int64, []string) []byte) {
+func serveScripted(nc net.Conn, n int64, answer func(int64, []string) []byte, closeIdle time.Duration) {
 	var p resp.Parser
 	buf := make([]byte, 0, 4096)
 	tmp := make([]byte, 4096)
 	for {
+		if closeIdle > 0 {
+			_ = nc.SetReadDeadline(time.Now().Add(closeIdle))
+		}
 		m, err := nc.Read(tmp)
 		if err != nil {
 			return

@@ -54,6 +54,8 @@ type link struct {
 	// changed under mu. The watchdog reads them too.
 	written  atomic.Uint64 // calls handed to the socket
 	answered atomic.Uint64 // replies read
+	firstTry bool          // a deadLink installed before the first reconnection attempt
+
 	// idleAt is when the reader role was last given up with nothing
 	// outstanding (nanoseconds on the client's clock), 0 while a reader holds it.
 	idleAt atomic.Int64
@@ -121,9 +123,10 @@ func (l *link) checkIdle() {
 }
 
 // deadLink is a placeholder for a connection that is down: every call on it
-// fails at once with cause.
-func deadLink(cl *Client, cause error) *link {
-	l := &link{client: cl, closed: true, cause: cause, down: make(chan struct{})}
+// fails at once with cause. firstTry marks the one installed when a working
+// connection is lost, before any reconnection attempt has failed.
+func deadLink(cl *Client, cause error, firstTry bool) *link {
+	l := &link{client: cl, closed: true, cause: cause, down: make(chan struct{}), firstTry: firstTry}
 	close(l.down)
 	return l
 }
@@ -240,7 +243,10 @@ func (l *link) writeQueued(yield, mayRead bool) (more, reader bool) {
 		if len(out) == 0 {
 			out = l.batch[0].buf
 		}
-		ok, took := l.send(out, mayRead)
+		// Read in this goroutine only after a single small write: while it
+		// writes it cannot read, and a server whose replies back up stops
+		// reading too.
+		ok, took := l.send(out, mayRead && i == len(taken) && len(out) <= limit)
 		reader = reader || took
 		if !ok {
 			cause := l.failure()

@@ -3,8 +3,10 @@ package client
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +19,25 @@ import (
 type slot struct {
 	client *Client
 	link   atomic.Pointer[link]
+
+	mu      sync.Mutex
+	changed chan struct{} // guarded by mu: closed when a new link is up
+}
+
+// setUp installs a working link and wakes the calls waiting for one.
+func (s *slot) setUp(l *link) {
+	s.link.Store(l)
+	s.mu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// changes returns a channel closed when the next working link is installed.
+func (s *slot) changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
 }
 
 // supervise runs as the slot's goroutine until the client closes.
@@ -31,7 +52,7 @@ func (s *slot) supervise() {
 		if !s.watch(l) {
 			return
 		}
-		s.link.Store(deadLink(cl, &ConnError{Addr: cl.opts.Addr, Reconnecting: true, Err: unwrapConn(l.failure())}))
+		s.link.Store(deadLink(cl, &ConnError{Addr: cl.opts.Addr, Reconnecting: true, Err: unwrapConn(l.failure())}, true))
 		nl, ok := s.reconnect()
 		if !ok {
 			return
@@ -56,7 +77,7 @@ func (s *slot) reconnect() (*link, bool) {
 		}
 		l, err := cl.connect()
 		if err == nil {
-			s.link.Store(l)
+			s.setUp(l)
 			l.start()
 			select {
 			case <-cl.quit: // Close may have missed it
@@ -66,22 +87,33 @@ func (s *slot) reconnect() (*link, bool) {
 			}
 			return l, true
 		}
-		s.link.Store(deadLink(cl, &ConnError{Addr: cl.opts.Addr, Reconnecting: true, Err: err}))
+		s.link.Store(deadLink(cl, &ConnError{Addr: cl.opts.Addr, Reconnecting: true, Err: err}, false))
 		backoff = min(2*backoff, cl.opts.MaxBackoff)
 	}
 }
+
+// idleCheckEvery is how often an idle connection is checked for a close by
+// the server (a variable for tests).
+var idleCheckEvery = time.Second
 
 // watch waits for l to fail, failing it itself if calls are outstanding
 // and no reply has come for ReadTimeout. It returns false if the client
 // closes.
 func (s *slot) watch(l *link) bool {
 	cl := s.client
-	var tick <-chan time.Time
 	rt := cl.opts.ReadTimeout
+	every := idleCheckEvery
 	if rt > 0 {
-		t := time.NewTicker(rt / 2)
-		defer t.Stop()
-		tick = t.C
+		every = min(every, rt/2)
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	tick := t.C
+	// Ticks without a reply, with calls outstanding, before the link is
+	// declared dead: stuck for between ReadTimeout and ReadTimeout + every.
+	stuckTicks := math.MaxInt
+	if rt > 0 {
+		stuckTicks = int((rt+every-1)/every) + 1
 	}
 	last, stuck := l.answered.Load(), 0
 	for {
@@ -110,9 +142,7 @@ func (s *slot) watch(l *link) bool {
 				stuck = 0
 			}
 			last = answered
-			// Three ticks without progress: stuck for between 1 and 1.5
-			// ReadTimeout.
-			if stuck >= 3 {
+			if stuck >= stuckTicks {
 				l.fail(fmt.Errorf("%w: no reply for %v (Options.ReadTimeout) with %d calls waiting",
 					os.ErrDeadlineExceeded, rt, written-answered))
 			}
