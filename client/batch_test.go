@@ -86,3 +86,55 @@ func TestManyConcurrentCallsShareWrites(t *testing.T) {
 		})
 	}
 }
+
+// A batch is cut at MaxBatchBytes; a single larger command goes alone.
+func TestWritesAreBoundedByMaxBatchBytes(t *testing.T) {
+	addr := servers(t)[0].addr
+	var writes atomic.Int64
+	hold := newHoldGate()
+	c := newClient(t, Options{Addr: addr, Conns: 1, MaxBatchBytes: 512, Dialer: countingDialer(&writes, hold)})
+	ctx := context.Background()
+	writes.Store(0)
+	hold.arm()
+	first := make(chan error)
+	go func() { first <- c.Set(ctx, "bound:first", []byte("1")) }()
+	<-hold.entered
+	var wg sync.WaitGroup
+	const n = 100 // ~40 bytes each: ~8 writes
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Set(ctx, key("bound", i), []byte("0123456789")); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waitQueued(t, c, n)
+	close(hold.release)
+	<-first
+	wg.Wait()
+	big := make([]byte, 2000)
+	if err := c.Set(ctx, "bound:big", big); err != nil {
+		t.Fatal(err)
+	}
+	sizes := hold.writeSizes() // the first call, the batches, the big SET
+	if len(sizes) < 3 {
+		t.Fatalf("writes %v, want at least 3", sizes)
+	}
+	batches := sizes[1 : len(sizes)-1]
+	total := 0
+	for i, sz := range batches {
+		if sz > 512 {
+			t.Fatalf("batch %d of %d bytes exceeds MaxBatchBytes 512 (all: %v)", i, sz, sizes)
+		}
+		total += sz
+	}
+	// Every batch but the last was full up to one command (< 50 bytes).
+	if most := total/(512-50) + 1; len(batches) > most {
+		t.Fatalf("%d batches (%v) for %d bytes: want at most %d", len(batches), batches, total, most)
+	}
+	if last := sizes[len(sizes)-1]; last < 2000 {
+		t.Fatalf("the 2,000-byte SET went out in a write of %d bytes, want alone and whole", last)
+	}
+}

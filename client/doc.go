@@ -11,15 +11,22 @@
 // # Batching
 //
 // A Client keeps Options.Conns connections. A call is encoded by its
-// caller and queued on one of them. If that connection is idle, the caller
-// writes the queue itself at once: a sparse call costs one write, as with a
-// connection of its own, and waits for no timer. If a write is already
-// under way, the call just joins the queue, and the connection's writer
-// goroutine sends everything that gathered meanwhile in one write (at most
-// Options.MaxBatchBytes) as soon as the previous write returns. So batches
-// grow with the load by themselves, the way a server's smart flush does.
-// One reader goroutine per connection parses the replies and hands each to
-// its caller, in order.
+// caller and queued on one of them. If that connection is idle (no reply
+// outstanding), the caller writes the queue itself at once and, if its
+// context cannot end (context.Background), also reads its own reply: a
+// sparse call costs what it costs on a connection of its own, with no
+// goroutine hand-off and no timer. If the connection is busy, the call just
+// joins the queue and the connection's writer goroutine sends everything
+// that gathered in one write (at most Options.MaxBatchBytes) as soon as the
+// previous write returns. So batches grow with the load by themselves, the
+// way a server's smart flush does. Replies are matched to calls in order,
+// by the connection's reader goroutine while calls are outstanding.
+//
+// An idle connection has no read pending. A connection closed by the
+// server while idle is noticed by a non-blocking check every second (or
+// ReadTimeout/2 if shorter), and by a call that follows a second of
+// idleness; a call made when every connection has just been lost waits for
+// the first reconnection attempt instead of failing.
 //
 // # Lifetimes
 //
@@ -36,8 +43,8 @@
 // fails every call queued or waiting on it with a *ConnError wrapping the
 // cause, and is re-established in the background with exponential backoff,
 // repeating AUTH, HELLO and SELECT. While a connection is down calls go to
-// the others; when all are down, calls fail at once with a *ConnError
-// whose Reconnecting is true.
+// the others; when all are down and a reconnection attempt has failed,
+// calls fail at once with a *ConnError whose Reconnecting is true.
 //
 // Server error replies are returned as Error values and leave the
 // connection usable.

@@ -41,8 +41,9 @@ func TestCancelledCallReturnsAtOnceAndItsReplyIsDropped(t *testing.T) {
 	c := newClient(t, Options{Addr: srv.addr(), Conns: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := c.Get(ctx, "slow"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Get with a 50 ms deadline against a stalled server: err %v, want DeadlineExceeded", err)
+	dst := make([]byte, 0, 16)
+	if _, err := c.GetInto(ctx, dst, "slow"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GetInto with a 50 ms deadline against a stalled server: err %v, want DeadlineExceeded", err)
 	}
 	// The next call is behind the abandoned one on the wire; it must get
 	// its own reply, not the late "slow".
@@ -55,6 +56,9 @@ func TestCancelledCallReturnsAtOnceAndItsReplyIsDropped(t *testing.T) {
 	close(gate)
 	if g := <-got; g != "fast <nil>" {
 		t.Fatalf("the call after the abandoned one got %q, want \"fast <nil>\"", g)
+	}
+	if got := dst[:cap(dst)]; strings.Trim(string(got), "\x00") != "" {
+		t.Fatalf("the cancelled GetInto's late reply was written into dst: %q", got)
 	}
 }
 
@@ -299,8 +303,12 @@ func TestServerKilledAndRestartedMidLoad(t *testing.T) {
 					p.kill()
 				}
 			}()
-			c := newClient(t, Options{Addr: p.addr(), Password: pw, Conns: 2, MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
-			var ok, failed atomic.Int64
+			o := Options{Addr: p.addr(), Password: pw, Conns: 2, MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+			if name == "redis" { // HELLO 3 and SELECT are redone on reconnection too
+				o.Protocol, o.DB = 3, 2
+			}
+			c := newClient(t, o)
+			var ok, failed, refused atomic.Int64
 			var firstErr atomic.Value
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
@@ -337,6 +345,9 @@ func TestServerKilledAndRestartedMidLoad(t *testing.T) {
 							}
 							firstErr.CompareAndSwap(nil, err.Error())
 							failed.Add(1)
+							if ce.Reconnecting {
+								refused.Add(1)
+							}
 							time.Sleep(time.Millisecond)
 						}
 					}
@@ -345,7 +356,7 @@ func TestServerKilledAndRestartedMidLoad(t *testing.T) {
 			eventually(t, 10*time.Second, "calls before the kill", func() bool { return ok.Load() > 500 })
 			p.kill()
 			running = false
-			eventually(t, 10*time.Second, "calls failing once the server is gone", func() bool { return failed.Load() > 50 })
+			eventually(t, 10*time.Second, "calls refused at once while reconnecting", func() bool { return refused.Load() > 50 })
 			p.start()
 			running = true
 			atRestart := ok.Load()
@@ -358,9 +369,24 @@ func TestServerKilledAndRestartedMidLoad(t *testing.T) {
 			}
 			t.Logf("%d calls succeeded, %d failed; first failure: %v", ok.Load(), failed.Load(), firstErr.Load())
 			// Every connection is back, authenticated.
-			for i := 0; i < 20; i++ {
-				if r, err := c.Do(context.Background(), "PING"); err != nil || r != "PONG" {
-					t.Fatalf("PING after the restart = %#v, %v", r, err)
+			pingEveryConn(t, c)
+			if name != "redis" {
+				return
+			}
+			for i := 0; i < 2*o.Conns; i++ { // on every connection, with luck
+				if r, err := c.Do(context.Background(), "CONFIG", "GET", "maxmemory"); err != nil {
+					t.Fatal(err)
+				} else if _, isMap := r.(map[any]any); !isMap {
+					t.Fatalf("CONFIG GET after the restart = %#v, want a RESP3 map", r)
+				}
+			}
+			if err := c.Set(context.Background(), "in-db-2", []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			for db, want := range map[int]error{0: ErrNil, 2: nil} {
+				o2 := Options{Addr: p.addr(), Password: pw, Conns: 1, DB: db}
+				if _, err := newClient(t, o2).Get(context.Background(), "in-db-2"); !errors.Is(err, want) && err != want {
+					t.Fatalf("Get from DB %d: err %v, want %v", db, err, want)
 				}
 			}
 		})
@@ -480,7 +506,7 @@ func TestAServerClosingIdleConnectionsIsNoticedInTheBackground(t *testing.T) {
 
 func TestACallAfterTheServerClosedIdleConnectionsWaitsForTheReconnection(t *testing.T) {
 	d, s := idleCheckEvery, staleAfter
-	t.Cleanup(func() { idleCheckEvery, staleAfter = d, s }) // after the client's Close
+	t.Cleanup(func() { idleCheckEvery, staleAfter = d, s })     // after the client's Close
 	idleCheckEvery, staleAfter = time.Hour, 50*time.Millisecond // only the call notices
 	srv := closingIdle(t, 100*time.Millisecond)
 	c := newClient(t, Options{Addr: srv.addr(), Conns: 2, MinBackoff: time.Millisecond})
@@ -491,4 +517,25 @@ func TestACallAfterTheServerClosedIdleConnectionsWaitsForTheReconnection(t *test
 			t.Fatalf("Get after the server closed the idle connections = %q, %v; want %q", v, err, k)
 		}
 	}
+}
+
+func TestCallsGoToTheConnectionsThatAreUp(t *testing.T) {
+	addr := servers(t)[0].addr
+	c := newClient(t, Options{Addr: addr, Conns: 3, MinBackoff: time.Hour})
+	broken := c.slots[1].link.Load()
+	broken.fail(errors.New("broken by the test"))
+	for i := 0; i < 200; i++ {
+		if err := c.Set(context.Background(), key("up", i), []byte("v")); err != nil {
+			t.Fatalf("call %d with one of three connections down: %v", i, err)
+		}
+	}
+	// With all of them down, calls fail at once with the cause.
+	for _, s := range c.slots {
+		s.link.Load().fail(errors.New("broken by the test"))
+	}
+	var ce *ConnError
+	eventually(t, 10*time.Second, "calls to be refused", func() bool {
+		err := c.Set(context.Background(), "k", nil)
+		return errors.As(err, &ce) && ce.Reconnecting && strings.Contains(err.Error(), "broken by the test")
+	})
 }

@@ -74,6 +74,8 @@ type countingConn struct {
 }
 
 type holdGate struct {
+	mu      sync.Mutex
+	sizes   []int // sizes of the writes made while armed
 	armed   atomic.Bool
 	once    sync.Once
 	entered chan struct{}
@@ -83,6 +85,9 @@ type holdGate struct {
 func (c *countingConn) Write(p []byte) (int, error) {
 	c.writes.Add(1)
 	if c.hold != nil && c.hold.armed.Load() {
+		c.hold.mu.Lock()
+		c.hold.sizes = append(c.hold.sizes, len(p))
+		c.hold.mu.Unlock()
 		first := false
 		c.hold.once.Do(func() { first = true })
 		if first {
@@ -95,6 +100,12 @@ func (c *countingConn) Write(p []byte) (int, error) {
 
 func newHoldGate() *holdGate {
 	return &holdGate{entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (h *holdGate) writeSizes() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]int(nil), h.sizes...)
 }
 
 // arm makes the next write (after the handshake) wait for release.
