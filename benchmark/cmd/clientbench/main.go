@@ -38,7 +38,22 @@ func main() {
 	flag.IntVar(&c.Keys, "keys", 10000, "keys in the keyspace")
 	flag.IntVar(&c.ValueSize, "value-size", 16, "value size in bytes")
 	out := flag.String("out", "", "output directory (default benchmark/results/client under the repository root)")
+	again := flag.Bool("rerender", false, "only rewrite results.md and the charts from the output directory's results.json")
 	flag.Parse()
+	if *again {
+		dir := *out
+		if dir == "" {
+			root, err := moduleRoot()
+			if err != nil {
+				fatalf("%v", err)
+			}
+			dir = filepath.Join(root, "benchmark", "results", "client")
+		}
+		if err := rerender(dir); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	}
 	c.Servers, c.Clients, c.Ops = split(*servers), split(*clients), split(*ops)
 	for _, s := range split(*gs) {
 		n, err := strconv.Atoi(s)
