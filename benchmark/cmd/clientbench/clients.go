@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +18,8 @@ type kvClient interface {
 	Close()
 }
 
+var ourConns = flag.Int("conns", 0, "shoal-client's Options.Conns (0: its default)")
+
 // clientNames lists the clients in report order, with how each is made.
 var clientNames = []string{"shoal-client", "go-redis", "go-redis-auto", "rueidis"}
 
@@ -30,7 +33,7 @@ var clientDescs = map[string]string{
 func newClient(name, addr string) (kvClient, error) {
 	switch name {
 	case "shoal-client":
-		c, err := client.New(client.Options{Addr: addr})
+		c, err := client.New(client.Options{Addr: addr, Conns: *ourConns})
 		if err != nil {
 			return nil, err
 		}
