@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -538,4 +539,37 @@ func TestCallsGoToTheConnectionsThatAreUp(t *testing.T) {
 		err := c.Set(context.Background(), "k", nil)
 		return errors.As(err, &ce) && ce.Reconnecting && strings.Contains(err.Error(), "broken by the test")
 	})
+}
+
+func TestDialTimeoutBoundsTheHandshake(t *testing.T) {
+	srv := startScripted(t, func(int64, []string) []byte { return nil }) // never answers
+	_, err := New(Options{Addr: srv.addr(), DialTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !strings.Contains(err.Error(), "PING handshake with "+srv.addr()) {
+		t.Fatalf("New against a server that never answers: err %v, want a handshake timeout", err)
+	}
+}
+
+func TestNegativeReadTimeoutNeverDeclaresTheConnectionDead(t *testing.T) {
+	srv := startScripted(t, func(_ int64, args []string) []byte {
+		if out, ok := handshakeOK(args); ok {
+			return out
+		}
+		return nil // never answers a call
+	})
+	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, ReadTimeout: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := c.Get(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want the context's DeadlineExceeded, not a ReadTimeout", err)
+	}
+	if n := srv.accepts.Load(); n != 1 {
+		t.Fatalf("%d connections accepted, want 1 (no reconnection)", n)
+	}
+}
+
+func TestConnsDefaultsToGOMAXPROCSAndAtLeastTwo(t *testing.T) {
+	c := newClient(t, Options{Addr: servers(t)[0].addr})
+	if want := max(2, runtime.GOMAXPROCS(0)); len(c.slots) != want {
+		t.Fatalf("%d connections, want %d", len(c.slots), want)
+	}
 }
