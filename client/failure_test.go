@@ -509,10 +509,10 @@ func TestACallAfterTheServerClosedIdleConnectionsWaitsForTheReconnection(t *test
 	d, s := idleCheckEvery, staleAfter
 	t.Cleanup(func() { idleCheckEvery, staleAfter = d, s })     // after the client's Close
 	idleCheckEvery, staleAfter = time.Hour, 50*time.Millisecond // only the call notices
-	srv := closingIdle(t, 100*time.Millisecond)
+	srv := closingIdle(t, 300*time.Millisecond) // ample for a new connection's first call
 	c := newClient(t, Options{Addr: srv.addr(), Conns: 2, MinBackoff: time.Millisecond})
 	for i := 0; i < 3; i++ {
-		time.Sleep(300 * time.Millisecond) // the server closes both connections
+		time.Sleep(700 * time.Millisecond) // the server closes both connections
 		k := fmt.Sprint("k", i)
 		if v, err := c.Get(context.Background(), k); err != nil || string(v) != k {
 			t.Fatalf("Get after the server closed the idle connections = %q, %v; want %q", v, err, k)
