@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	github.com/shoalkv/shoal v0.0.0
 	github.com/valyala/fasthttp v1.78.0
 	gonum.org/v1/plot v0.17.0
