@@ -509,7 +509,7 @@ func TestACallAfterTheServerClosedIdleConnectionsWaitsForTheReconnection(t *test
 	d, s := idleCheckEvery, staleAfter
 	t.Cleanup(func() { idleCheckEvery, staleAfter = d, s })     // after the client's Close
 	idleCheckEvery, staleAfter = time.Hour, 50*time.Millisecond // only the call notices
-	srv := closingIdle(t, 300*time.Millisecond) // ample for a new connection's first call
+	srv := closingIdle(t, 300*time.Millisecond)                 // ample for a new connection's first call
 	c := newClient(t, Options{Addr: srv.addr(), Conns: 2, MinBackoff: time.Millisecond})
 	for i := 0; i < 3; i++ {
 		time.Sleep(700 * time.Millisecond) // the server closes both connections
