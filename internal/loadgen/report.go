@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ type Latency struct {
 	Max   float64 `json:"max"`
 }
 
-func newReport(cfg *config, st *runState, conns int) *Report {
+func newReport(cfg *Config, st *runState, conns int) *Report {
 	mode := "closed"
 	if cfg.Rate > 0 {
 		mode = "open"
@@ -87,13 +87,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	loop := fmt.Sprintf("closed loop, pipeline %d", r.Pipeline)
 	if r.Mode == "open" {
-		loop = fmt.Sprintf("open loop at %s req/s", group(r.Rate))
+		loop = fmt.Sprintf("open loop at %s req/s", Group(r.Rate))
 	}
 	fmt.Fprintf(&b, "%s %s: %s, %d connections, %s, keyspace %d (%s), value %d B\n\n",
 		r.Protocol, r.Addr, loop, r.Connections, r.Workload, r.Keyspace, r.Dist, r.ValueSize)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "requests\tseconds\treq/s\terrors\t\n")
-	fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t\n", group(float64(r.Requests)), r.DurationSec, group(r.Throughput), group(float64(r.Errors)))
+	fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t\n", Group(float64(r.Requests)), r.DurationSec, Group(r.Throughput), Group(float64(r.Errors)))
 	tw.Flush()
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -117,7 +117,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 }
 
 // group formats f rounded to an integer with thousands separators.
-func group(f float64) string {
+func Group(f float64) string {
 	s := fmt.Sprintf("%.0f", f)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // runState is shared by all workers of one run. Times are nanoseconds since base, read
 // from the monotonic clock.
 type runState struct {
-	cfg           *config
+	cfg           *Config
 	proto         protocol
 	tpls          [numOps]requestTemplate
 	maxRequestLen int
@@ -37,7 +37,7 @@ const dialParallelism = 128
 
 // dialAll opens cfg.Conns connections, spreading them over cfg.Sources. Failed dials are
 // counted by error kind; the run goes on with the connections that opened.
-func dialAll(ctx context.Context, cfg *config) ([]net.Conn, map[string]int64) {
+func dialAll(ctx context.Context, cfg *Config) ([]net.Conn, map[string]int64) {
 	conns := make([]net.Conn, cfg.Conns)
 	errs := make([]error, cfg.Conns)
 	var next atomic.Int64
@@ -76,8 +76,8 @@ func dialAll(ctx context.Context, cfg *config) ([]net.Conn, map[string]int64) {
 
 // run executes one load run and returns its report. Progress and the measuring/done
 // markers go to progress (nil = none).
-func run(ctx context.Context, cfg *config, progress io.Writer) (*Report, error) {
-	if err := cfg.validate(); err != nil {
+func Run(ctx context.Context, cfg *Config, progress io.Writer) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	proto, err := newProtocol(cfg.Protocol)

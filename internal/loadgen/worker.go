@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"errors"
@@ -96,7 +96,7 @@ func newWorker(st *runState, conn net.Conn, id int) *worker {
 
 // readBufferSize fits one batch of replies, between 4 KiB and 256 KiB: big enough that a
 // batch is usually one read, small enough for 100k connections.
-func readBufferSize(cfg *config) int {
+func readBufferSize(cfg *Config) int {
 	want := cfg.Pipeline * (cfg.ValueSize + 32) * 2
 	if cfg.Rate > 0 {
 		want = 16 << 10 // replies of a catch-up burst; grows if a burst is bigger

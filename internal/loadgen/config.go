@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // config is a validated set of options for one run.
-type config struct {
+type Config struct {
 	Protocol string
 	Addr     string
 	Conns    int
@@ -46,7 +46,7 @@ const (
 	maxKeyspace  = 1_000_000_000_000 // keyDigits decimal digits
 )
 
-func (c *config) validate() error {
+func (c *Config) Validate() error {
 	switch {
 	case c.Conns < 1 || c.Conns > maxConns:
 		return fmt.Errorf("-c %d: connections must be between 1 and %d", c.Conns, maxConns)
@@ -80,7 +80,7 @@ func (c *config) validate() error {
 }
 
 // parseCommands parses -t: "get,set" (equal weights) or "get:9,set:1".
-func parseCommands(s string) ([]opWeight, error) {
+func ParseCommands(s string) ([]opWeight, error) {
 	var mix []opWeight
 	for _, f := range strings.Split(s, ",") {
 		f = strings.ToLower(strings.TrimSpace(f))
@@ -110,7 +110,7 @@ func parseCommands(s string) ([]opWeight, error) {
 }
 
 // parseRatio parses -ratio GET:SET, e.g. "9:1" or "1:0".
-func parseRatio(s string) ([]opWeight, error) {
+func ParseRatio(s string) ([]opWeight, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
 		return nil, fmt.Errorf("-ratio %q: want GET:SET, e.g. 9:1", s)
@@ -131,7 +131,7 @@ func parseRatio(s string) ([]opWeight, error) {
 }
 
 // parseSources parses -src, a comma-separated list of local IP addresses.
-func parseSources(s string) ([]net.IP, error) {
+func ParseSources(s string) ([]net.IP, error) {
 	var ips []net.IP
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
