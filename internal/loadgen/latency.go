@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -88,3 +89,22 @@ func (b *sampleBuffer) flush() {
 	b.shard.mu.Unlock()
 	b.n = 0
 }
+
+// MergeHistograms decodes the Histogram fields of several reports and merges them into
+// the exact histogram of all their samples (not an average of their percentiles).
+func MergeHistograms(encoded ...string) (*hdrhistogram.Histogram, error) {
+	out := newHistogram()
+	for i, e := range encoded {
+		h, err := hdrhistogram.Decode([]byte(e))
+		if err != nil {
+			return nil, fmt.Errorf("histogram %d: %w", i, err)
+		}
+		if dropped := out.Merge(h); dropped != 0 {
+			return nil, fmt.Errorf("histogram %d: %d samples outside %d..%d ns", i, dropped, histLowest, histHighest)
+		}
+	}
+	return out, nil
+}
+
+// LatencyOf summarises a histogram of nanoseconds in microseconds.
+func LatencyOf(h *hdrhistogram.Histogram) Latency { return latencyOf(h) }

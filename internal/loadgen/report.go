@@ -30,6 +30,9 @@ type Report struct {
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
 	Throughput   float64          `json:"throughput_rps"`
 	LatencyUs    Latency          `json:"latency_us"`
+	// Histogram is the latency histogram in nanoseconds, HdrHistogram's base64 compressed
+	// V2 encoding; only with Config.ExportHistogram.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // Latency holds latency statistics in microseconds.
@@ -116,7 +119,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return err
 }
 
-// group formats f rounded to an integer with thousands separators.
+// Group formats f rounded to an integer with thousands separators.
 func Group(f float64) string {
 	s := fmt.Sprintf("%.0f", f)
 	neg := strings.HasPrefix(s, "-")
