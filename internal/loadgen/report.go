@@ -13,20 +13,23 @@ import (
 
 // Report is the result of one run; -json prints it as is.
 type Report struct {
-	Protocol     string           `json:"protocol"`
-	Addr         string           `json:"addr"`
-	Mode         string           `json:"mode"` // "closed" or "open"
-	Connections  int              `json:"connections"`
-	Pipeline     int              `json:"pipeline"`
-	Rate         float64          `json:"rate_rps,omitempty"` // open loop target
-	Workload     string           `json:"workload"`           // e.g. "get:9,set:1"
-	Keyspace     uint64           `json:"keyspace"`
-	ValueSize    int              `json:"value_size"`
-	Dist         string           `json:"dist"`
-	WarmupSec    float64          `json:"warmup_s"`
-	DurationSec  float64          `json:"duration_s"` // measured interval
-	Requests     int64            `json:"requests"`   // measured replies, error replies included
-	Errors       int64            `json:"errors"`     // error replies + I/O and dial errors
+	Protocol    string  `json:"protocol"`
+	Addr        string  `json:"addr"`
+	Mode        string  `json:"mode"` // "closed" or "open"
+	Connections int     `json:"connections"`
+	Pipeline    int     `json:"pipeline"`
+	Rate        float64 `json:"rate_rps,omitempty"` // open loop target
+	Workload    string  `json:"workload"`           // e.g. "get:9,set:1"
+	Keyspace    uint64  `json:"keyspace"`
+	ValueSize   int     `json:"value_size"`
+	Dist        string  `json:"dist"`
+	WarmupSec   float64 `json:"warmup_s"`
+	DurationSec float64 `json:"duration_s"` // measured interval
+	Requests    int64   `json:"requests"`   // measured replies, error replies included
+	Errors      int64   `json:"errors"`     // error replies + I/O and dial errors
+	// Silent counts connections that got no measured reply: at low rates or short runs
+	// some connections may carry no request at all.
+	Silent       int              `json:"connections_without_reply"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
 	Throughput   float64          `json:"throughput_rps"`
 	LatencyUs    Latency          `json:"latency_us"`

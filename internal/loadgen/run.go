@@ -222,6 +222,9 @@ func (s *Session) Load(ctx context.Context, progress io.Writer) (*Report, error)
 	s.mu.Unlock()
 	var last int64
 	for i, w := range workers {
+		if w.done == 0 {
+			rep.Silent++
+		}
 		rep.Requests += w.done
 		last = max(last, w.lastDone)
 		for _, e := range w.errKinds {

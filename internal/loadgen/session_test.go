@@ -46,8 +46,8 @@ func TestSessionOwnKeysCheckedThenLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Requests != 300 || rep.Errors != 0 {
-		t.Fatalf("requests %d errors %v; want 300, none", rep.Requests, rep.ErrorsByKind)
+	if rep.Requests != 300 || rep.Errors != 0 || rep.Silent != 0 {
+		t.Fatalf("requests %d errors %v silent %d; want 300, none, 0", rep.Requests, rep.ErrorsByKind, rep.Silent)
 	}
 	// Only the 30 own keys exist: the load touched no other key.
 	if n := redisDo(t, addr, "DBSIZE"); n != "30" {
