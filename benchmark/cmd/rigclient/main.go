@@ -268,6 +268,7 @@ func run(ctx context.Context, o options) error {
 	st.Phase = rig.PhaseDone
 	st.Connected, st.Failed = s.Connected()
 	st.Completed = rep.Requests
+	st.Histogram = rep.Histogram // the whole load, so the driver's last interval is exact
 	return publish()
 }
 
