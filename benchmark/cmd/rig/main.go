@@ -212,13 +212,14 @@ func mainErr(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	tty := isTerminal(stderr)
 	var reports []*Report
+	nofile := 0 // probed by the first run, reused by the next
 	for _, server := range servers {
 		out := filepath.Join(work, "out-"+server)
 		if err := os.MkdirAll(out, 0o777); err != nil {
 			return 1, err
 		}
 		d := &docker{project: o.project, composeFile: filepath.Join(root, "docker-compose.yml"), compose: compose}
-		rep, err := runOne(ctx, d, o, server, buildDir, out, stderr, tty)
+		rep, err := runOne(ctx, d, o, server, buildDir, out, stderr, tty, &nofile)
 		if err != nil {
 			if ctx.Err() != nil {
 				return 130, fmt.Errorf("%w; everything of project %s was removed", errInterrupted, o.project)
@@ -244,7 +245,7 @@ func mainErr(args []string, stdout, stderr io.Writer) (int, error) {
 }
 
 // runOne runs the rig against one server and always tears it down.
-func runOne(ctx context.Context, d *docker, o options, server, buildDir, out string, stderr io.Writer, tty bool) (rep *Report, err error) {
+func runOne(ctx context.Context, d *docker, o options, server, buildDir, out string, stderr io.Writer, tty bool, nofile *int) (rep *Report, err error) {
 	defer func() {
 		fmt.Fprintf(stderr, "rig [%s] tearing down project %s\n", server, d.project)
 		if terr := d.teardown(); terr != nil {
@@ -256,11 +257,12 @@ func runOne(ctx context.Context, d *docker, o options, server, buildDir, out str
 	if _, err := d.composeRun(ctx, "build", "-q"); err != nil {
 		return nil, err
 	}
-	nofile, err := probeNofile(ctx, d.project)
-	if err != nil {
-		return nil, err
+	if *nofile == 0 {
+		if *nofile, err = probeNofile(ctx, d.project); err != nil {
+			return nil, err
+		}
 	}
-	p, err := makePlan(o, server, nofile)
+	p, err := makePlan(o, server, *nofile)
 	if err != nil {
 		return nil, err
 	}
