@@ -71,7 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs.IntVar(&o.conns, "conns", 100000, "connections to hold, over all clients")
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "open-loop load duration, once all connections are up")
-	fs.Float64Var(&o.rate, "rate", 0, "open-loop requests/s over all connections (0: conns/5, a request every 5 s per connection)")
+	fs.Float64Var(&o.rate, "rate", 0, "open-loop requests/s over all connections (0: a request every 10 s per connection, or 2 per connection over -duration if that is more)")
 	fs.Float64Var(&o.dialRate, "dial-rate", 5000, "new connections per second over all clients, at most")
 	fs.IntVar(&o.servers, "servers", 0, "server processes (0: as many as the containers' descriptor limit needs)")
 	fs.IntVar(&o.clients, "clients", 0, "client containers (0: as many as the descriptor limit needs)")
@@ -87,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if o.rate == 0 {
-		o.rate = float64(o.conns) / 5
+		o.rate = max(float64(o.conns)/10, minRequestsPerConn*float64(o.conns)/o.duration.Seconds())
 	}
 	return o, o.validate()
 }

@@ -34,15 +34,24 @@ func TestBadFlagsNameValueAndLimit(t *testing.T) {
 	}
 }
 
-// The default rate gives every connection a request every 5 s, so the issue's
-// `-conns 6000 -duration 10s` passes the check with two requests each.
+// The default rate gives every connection a request every 10 s, or two over a short
+// run, so the issue's `-conns 6000 -duration 10s` passes the check with two requests each.
 func TestDefaultRateCarriesEveryConnection(t *testing.T) {
-	o, err := parseFlags([]string{"-conns", "6000", "-duration", "10s"}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.rate != 1200 {
-		t.Errorf("default rate %v, want 1200", o.rate)
+	for _, tc := range []struct {
+		args []string
+		rate float64
+	}{
+		{[]string{"-conns", "6000", "-duration", "10s"}, 1200},
+		{[]string{"-conns", "100000", "-duration", "30s"}, 10000},
+		{[]string{"-conns", "2000", "-duration", "10s"}, 400},
+	} {
+		o, err := parseFlags(tc.args, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.rate != tc.rate {
+			t.Errorf("%v: default rate %v, want %v", tc.args, o.rate, tc.rate)
+		}
 	}
 }
 
