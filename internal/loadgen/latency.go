@@ -62,8 +62,15 @@ type sampleBuffer struct {
 	shard     *latencyShard
 	flushedAt int64
 	n         int
-	vals      [512]int64
+	vals      []int64 // a separate pointer-free array: the GC does not scan it
 }
+
+// Samples buffered per connection before a flush; far fewer with Config.LowMemory, where
+// a connection sends a request every few seconds and the 250 ms flush empties it anyway.
+const (
+	sampleBufferLen          = 512
+	lowMemorySampleBufferLen = 8
+)
 
 func (b *sampleBuffer) add(ns int64) {
 	if ns < histLowest {

@@ -86,6 +86,10 @@ func newWorker(st *runState, conn net.Conn, id int) *worker {
 		w.zipf = rand.NewZipf(w.rng, cfg.ZipfS, 1, cfg.Keyspace-1)
 	}
 	w.samples.shard = &st.lat.shards[id%len(st.lat.shards)]
+	w.samples.vals = make([]int64, sampleBufferLen)
+	if cfg.LowMemory {
+		w.samples.vals = make([]int64, lowMemorySampleBufferLen)
+	}
 	if cfg.OwnKeys {
 		w.ownKey = cfg.KeyBase + uint64(id)
 	}
