@@ -150,3 +150,13 @@ func TestMarkdownShowsBothServers(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSoftnetDrops(t *testing.T) {
+	in := "049d3b38 00018c2c 00000012 00000000\n04484ac9 0001dd17 00000009 00000000\n"
+	if got := parseSoftnetDrops(in); got != 0x18c2c+0x1dd17 {
+		t.Errorf("drops %d, want %d", got, 0x18c2c+0x1dd17)
+	}
+	if got := parseSoftnetDrops("zz qq\n"); got != -1 {
+		t.Errorf("garbage: %d, want -1", got)
+	}
+}

@@ -28,6 +28,9 @@ type Report struct {
 	ModeReason      string  `json:"mode_reason"`
 	DescriptorLimit int     `json:"descriptor_limit"` // per container, as the containers get it
 	ServerLog       string  `json:"server_maxclients_log,omitempty"`
+	// SoftnetDrops counts packets the host's kernel dropped during the run because a
+	// CPU's input backlog was full (/proc/net/softnet_stat; any process's traffic).
+	SoftnetDrops int64 `json:"softnet_drops"`
 
 	// Server RSS, summed over the server processes: before any client, once every
 	// connection is open and checked, and the highest sample of the run (load included).
@@ -106,6 +109,7 @@ func writeMarkdown(w io.Writer, r *Report, chart string) error {
 	row("errors", func(x *Report) string { return loadgen.Group(float64(x.Errors)) })
 	row("connections without a reply", func(x *Report) string { return loadgen.Group(float64(x.Silent)) })
 	row("connect time (ramp + check)", func(x *Report) string { return fmt.Sprintf("%.1f s", x.ConnectSeconds) })
+	row("packets dropped at a full backlog (host)", func(x *Report) string { return loadgen.Group(float64(x.SoftnetDrops)) })
 	row("servers × clients", func(x *Report) string { return fmt.Sprintf("%d × %d", x.Servers, x.Clients) })
 	row("server RSS idle → connected → peak", func(x *Report) string {
 		return fmt.Sprintf("%s → %s → %s MB", mb(x.ServerRSSIdleBytes), mb(x.ServerRSSConnectedBytes), mb(x.ServerRSSBytes))

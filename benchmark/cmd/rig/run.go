@@ -72,6 +72,12 @@ func runRig(ctx context.Context, d *docker, p plan, out string, progress io.Writ
 	r.logf("servers answer PING; RSS %s MB in all. Starting %d client(s): %d connections, ramp %.0f/s",
 		mb(r.rep.ServerRSSIdleBytes), p.clients, p.conns, p.dialRate)
 	r.start = time.Now()
+	drops0 := softnetDrops()
+	defer func() {
+		if drops1 := softnetDrops(); drops0 >= 0 && drops1 >= 0 {
+			r.rep.SoftnetDrops = drops1 - drops0
+		}
+	}()
 	if _, err := d.composeRun(ctx, "up", "-d", "--no-recreate", "--scale", fmt.Sprintf("server=%d", p.servers),
 		"--scale", fmt.Sprintf("client=%d", p.clients)); err != nil {
 		return nil, err
@@ -155,6 +161,7 @@ func (r *rigRun) follow(ctx context.Context, servers []string) error {
 	var prevHist *hdrhistogram.Histogram
 	var prevCompleted, prevConnected int64
 	prevAt := r.start
+	prevDrops := softnetDrops()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -193,6 +200,10 @@ func (r *rigRun) follow(ctx context.Context, servers []string) error {
 		r.rep.ServerRSSBytes = max(r.rep.ServerRSSBytes, rssNow)
 		pt := Point{T: now.Sub(r.start).Seconds(), Connected: agg.Connected, ServerRSSBytes: rssNow}
 		dt := now.Sub(prevAt).Seconds()
+		if dr := softnetDrops(); dr >= 0 && prevDrops >= 0 && dr > prevDrops {
+			r.logf("the kernel dropped %d packets at a full input backlog in the last second (net.core.netdev_max_backlog): expect retransmission stalls", dr-prevDrops)
+		}
+		prevDrops = softnetDrops()
 		allReady := len(sts) == p.clients && phases[rig.PhaseReady] == p.clients
 		switch {
 		case loadStart.IsZero() && allReady:
