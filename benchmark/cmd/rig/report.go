@@ -31,6 +31,8 @@ type Report struct {
 	// SoftnetDrops counts packets the host's kernel dropped during the run because a
 	// CPU's input backlog was full (/proc/net/softnet_stat; any process's traffic).
 	SoftnetDrops int64 `json:"softnet_drops"`
+	// NetdevMaxBacklog is the host's net.core.netdev_max_backlog during the run.
+	NetdevMaxBacklog int `json:"host_netdev_max_backlog"`
 
 	// Server RSS, summed over the server processes: before any client, once every
 	// connection is open and checked, and the highest sample of the run (load included).
@@ -109,7 +111,9 @@ func writeMarkdown(w io.Writer, r *Report, chart string) error {
 	row("errors", func(x *Report) string { return loadgen.Group(float64(x.Errors)) })
 	row("connections without a reply", func(x *Report) string { return loadgen.Group(float64(x.Silent)) })
 	row("connect time (ramp + check)", func(x *Report) string { return fmt.Sprintf("%.1f s", x.ConnectSeconds) })
-	row("packets dropped at a full backlog (host)", func(x *Report) string { return loadgen.Group(float64(x.SoftnetDrops)) })
+	row("packets dropped at a full backlog (host)", func(x *Report) string {
+		return fmt.Sprintf("%s (netdev_max_backlog %d)", loadgen.Group(float64(x.SoftnetDrops)), x.NetdevMaxBacklog)
+	})
 	row("servers × clients", func(x *Report) string { return fmt.Sprintf("%d × %d", x.Servers, x.Clients) })
 	row("server RSS idle → connected → peak", func(x *Report) string {
 		return fmt.Sprintf("%s → %s → %s MB", mb(x.ServerRSSIdleBytes), mb(x.ServerRSSConnectedBytes), mb(x.ServerRSSBytes))

@@ -72,6 +72,10 @@ func runRig(ctx context.Context, d *docker, p plan, out string, progress io.Writ
 	r.logf("servers answer PING; RSS %s MB in all. Starting %d client(s): %d connections, ramp %.0f/s",
 		mb(r.rep.ServerRSSIdleBytes), p.clients, p.conns, p.dialRate)
 	r.start = time.Now()
+	r.rep.NetdevMaxBacklog = netdevMaxBacklog()
+	if p.conns >= 20000 && r.rep.NetdevMaxBacklog < 10000 {
+		r.logf("net.core.netdev_max_backlog is %d: container traffic of this many connections may overflow it, and each drop stalls a connection for a retransmission timeout (sysctl -w net.core.netdev_max_backlog=16384 raises it)", r.rep.NetdevMaxBacklog)
+	}
 	drops0 := softnetDrops()
 	defer func() {
 		if drops1 := softnetDrops(); drops0 >= 0 && drops1 >= 0 {

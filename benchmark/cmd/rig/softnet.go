@@ -34,3 +34,13 @@ func parseSoftnetDrops(s string) int64 {
 	}
 	return sum
 }
+
+// netdevMaxBacklog reads net.core.netdev_max_backlog; 0 when it cannot.
+func netdevMaxBacklog() int {
+	b, err := os.ReadFile("/proc/sys/net/core/netdev_max_backlog")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
