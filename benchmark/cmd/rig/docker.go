@@ -91,16 +91,27 @@ func inspect(ctx context.Context, id, format string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-// rss returns the resident set of a container's main process, read from /proc on the
-// host: the container's process is an ordinary process of this kernel.
-func rss(ctx context.Context, id string) (int64, error) {
-	pidText, err := inspect(ctx, id, "{{.State.Pid}}")
+// containerPID returns the host PID of a container's main process: the container's
+// process is an ordinary process of this kernel, so /proc/PID tells its RSS and whether it
+// still runs without asking docker every second (a docker call costs the 2-core machine
+// more than the rig can spare at 100k connections).
+func containerPID(ctx context.Context, id string) (int, error) {
+	text, err := inspect(ctx, id, "{{.State.Pid}}")
 	if err != nil {
 		return 0, err
 	}
-	b, err := os.ReadFile(filepath.Join("/proc", pidText, "status"))
+	pid, err := strconv.Atoi(text)
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("container %.12s has no running process (pid %q)", id, text)
+	}
+	return pid, nil
+}
+
+// rss returns the resident set of process pid.
+func rss(pid int) (int64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
-		return 0, fmt.Errorf("reading the server's RSS (run the rig as a user who can read /proc/PID/status of docker's processes): %w", err)
+		return 0, fmt.Errorf("reading a server's RSS (run the rig as a user who can read /proc/PID/status of docker's processes): %w", err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
@@ -111,7 +122,7 @@ func rss(ctx context.Context, id string) (int64, error) {
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("/proc/%s/status has no VmRSS", pidText)
+	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
 }
 
 // teardown removes everything of the project: containers, network, volumes and the

@@ -66,7 +66,11 @@ func runRig(ctx context.Context, d *docker, p plan, out string, progress io.Writ
 	if err := r.waitServers(ctx, servers); err != nil {
 		return nil, err
 	}
-	if r.rep.ServerRSSIdleBytes, err = sumRSS(ctx, servers); err != nil {
+	serverPIDs, err := pids(ctx, servers)
+	if err != nil {
+		return nil, err
+	}
+	if r.rep.ServerRSSIdleBytes, err = sumRSS(serverPIDs); err != nil {
 		return nil, err
 	}
 	r.logf("servers answer PING; RSS %s MB in all. Starting %d client(s): %d connections, ramp %.0f/s",
@@ -86,7 +90,15 @@ func runRig(ctx context.Context, d *docker, p plan, out string, progress io.Writ
 		"--scale", fmt.Sprintf("client=%d", p.clients)); err != nil {
 		return nil, err
 	}
-	if err := r.follow(ctx, servers); err != nil {
+	clients, err := d.containers(ctx, "client")
+	if err != nil {
+		return nil, err
+	}
+	clientPIDs, err := pids(ctx, clients)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.follow(ctx, serverPIDs, clients, clientPIDs); err != nil {
 		return nil, err
 	}
 	if err := r.gather(); err != nil {
@@ -142,10 +154,21 @@ func pingOK(addr string) bool {
 	return err == nil && string(buf) == "+PONG\r\n"
 }
 
-func sumRSS(ctx context.Context, ids []string) (int64, error) {
+func pids(ctx context.Context, ids []string) ([]int, error) {
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		var err error
+		if out[i], err = containerPID(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func sumRSS(pids []int) (int64, error) {
 	var sum int64
-	for _, id := range ids {
-		v, err := rss(ctx, id)
+	for _, pid := range pids {
+		v, err := rss(pid)
 		if err != nil {
 			return 0, err
 		}
@@ -157,7 +180,7 @@ func sumRSS(ctx context.Context, ids []string) (int64, error) {
 // follow polls the clients' status files every second: it prints the progress line,
 // samples the servers' RSS, starts the load once every client is connected and checked,
 // and returns when every client is done.
-func (r *rigRun) follow(ctx context.Context, servers []string) error {
+func (r *rigRun) follow(ctx context.Context, serverPIDs []int, clients []string, clientPIDs []int) error {
 	p := r.p
 	ramp := time.Duration(float64(p.conns)/p.dialRate*float64(time.Second)) + 30*time.Second
 	deadline := r.start.Add(2*ramp + p.duration + 60*time.Second)
@@ -194,10 +217,10 @@ func (r *rigRun) follow(ctx context.Context, servers []string) error {
 				hists = append(hists, s.Histogram)
 			}
 		}
-		if err := r.clientsAlive(ctx); err != nil {
+		if err := r.clientsAlive(ctx, clients, clientPIDs, phases[rig.PhaseDone]); err != nil {
 			return err
 		}
-		rssNow, err := sumRSS(ctx, servers)
+		rssNow, err := sumRSS(serverPIDs)
 		if err != nil {
 			return err
 		}
@@ -303,13 +326,16 @@ func (r *rigRun) statuses() ([]rig.Status, error) {
 }
 
 // clientsAlive fails when a client container exited with an error before writing a
-// status that says why (a crash, a bad flag).
-func (r *rigRun) clientsAlive(ctx context.Context) error {
-	ids, err := r.d.containers(ctx, "client")
-	if err != nil {
-		return err
+// status that says why (a crash, a bad flag). It asks docker only once a client's process
+// is gone and not every client reported done.
+func (r *rigRun) clientsAlive(ctx context.Context, ids []string, pids []int, done int) error {
+	if done == len(ids) {
+		return nil
 	}
-	for _, id := range ids {
+	for i, id := range ids {
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pids[i]))); err == nil {
+			continue
+		}
 		state, err := inspect(ctx, id, "{{.State.Status}} {{.State.ExitCode}}")
 		if err != nil {
 			return err
