@@ -11,6 +11,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/shoalkv/shoal/internal/loadgen"
 )
 
 func main() {
@@ -44,7 +46,7 @@ func mainErr(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	rep, err := run(ctx, cfg, stderr)
+	rep, err := loadgen.Run(ctx, cfg, stderr)
 	if err != nil {
 		return 1, err
 	}
@@ -61,10 +63,10 @@ func mainErr(args []string, stdout, stderr io.Writer) (int, error) {
 // cpuProfile is the -cpuprofile file; empty for none.
 var cpuProfile string
 
-func parseFlags(args []string, stderr io.Writer) (*config, bool, error) {
+func parseFlags(args []string, stderr io.Writer) (*loadgen.Config, bool, error) {
 	fs := flag.NewFlagSet("shoal-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg := &config{}
+	cfg := &loadgen.Config{}
 	fs.StringVar(&cfg.Protocol, "proto", "resp", "wire protocol: resp, http (shoal --http-port) or frame (shoal --frame-port; no incr)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:6379", "server `host:port`")
 	fs.IntVar(&cfg.Conns, "c", 50, "connections")
@@ -94,15 +96,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, bool, error) {
 	}
 	var err error
 	if *ratio != "" {
-		cfg.Mix, err = parseRatio(*ratio)
+		cfg.Mix, err = loadgen.ParseRatio(*ratio)
 	} else {
-		cfg.Mix, err = parseCommands(*commands)
+		cfg.Mix, err = loadgen.ParseCommands(*commands)
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if cfg.Sources, err = parseSources(*src); err != nil {
+	if cfg.Sources, err = loadgen.ParseSources(*src); err != nil {
 		return nil, false, err
 	}
-	return cfg, *asJSON, cfg.validate()
+	return cfg, *asJSON, cfg.Validate()
 }

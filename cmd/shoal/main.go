@@ -10,7 +10,8 @@
 // flush, and exit 0 (within --shutdown-timeout, default 30s).
 //
 // Limits: --maxclients (default 10000) refuses further connections with
-// "-ERR max number of clients reached"; a client whose unparsed input passes
+// "-ERR max number of clients reached"; like Redis, it is lowered (and a
+// warning logged) to the descriptor limit minus 32 when that is smaller; a client whose unparsed input passes
 // --max-query-buffer (default 64mb) is closed, as is one whose pending
 // replies pass 64 MiB because it stopped reading; a bulk argument over
 // 512 MiB or more than INT_MAX arguments is a protocol error. Before AUTH,
@@ -206,6 +207,7 @@ func run(cfg config) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
 
+	cfg.maxClients = capMaxClients(cfg.maxClients, logger)
 	st := store.New(store.Options{MaxMemory: cfg.maxMemory, Policy: cfg.policy})
 	defer st.Close()
 	h := kv.New(st, kv.Options{

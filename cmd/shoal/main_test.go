@@ -55,8 +55,16 @@ type shoalProc struct {
 // answers; the cleanup kills it by PID if the test has not stopped it.
 func startBinary(t *testing.T, args ...string) *shoalProc {
 	t.Helper()
+	return startWrapped(t, nil, args...)
+}
+
+// startWrapped is startBinary with the binary run by wrap (e.g. a shell that
+// lowers a limit first and execs it).
+func startWrapped(t *testing.T, wrap []string, args ...string) *shoalProc {
+	t.Helper()
 	port := freePort(t)
-	cmd := exec.Command(shoalBin, append([]string{"--port", strconv.Itoa(port)}, args...)...)
+	argv := append(append(append([]string{}, wrap...), shoalBin, "--port", strconv.Itoa(port)), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

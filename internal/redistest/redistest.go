@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -36,16 +37,35 @@ func Binary(t testing.TB, name string) string {
 	return ""
 }
 
-// FreePort asks the kernel for an unused loopback TCP port.
+// FreePort asks the kernel for an unused loopback TCP port, never one it
+// has returned before in this test process: a port is free only until
+// someone binds it, so a test that takes two or three ports before starting
+// the servers that bind them (a RESP port and the HTTP and frame fronts'
+// ports, say) must not be handed the same one twice.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !portsGiven[port] {
+			portsGiven[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("redistest: the kernel kept offering ports already handed out")
+	return 0
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // StartServer runs a throwaway redis-server on a free loopback port, without
 // persistence, with extra arguments appended, and returns its address once

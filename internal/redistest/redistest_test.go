@@ -56,3 +56,17 @@ func TestMissingBinaryFailsWhenRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestFreePortNeverRepeats: ports taken before the servers that bind them
+// start must all differ (the kernel happily offers a just-released port
+// again, which made a three-port test collide).
+func TestFreePortNeverRepeats(t *testing.T) {
+	seen := map[int]bool{}
+	for range 2000 {
+		p := FreePort(t)
+		if seen[p] {
+			t.Fatalf("FreePort returned %d twice", p)
+		}
+		seen[p] = true
+	}
+}

@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"errors"
@@ -27,6 +27,8 @@ type worker struct {
 	rng   *rand.Rand
 	zipf  *rand.Zipf
 	space uint64
+	// ownKey is the connection's only key with Config.OwnKeys.
+	ownKey uint64
 
 	wbuf []byte
 
@@ -84,19 +86,39 @@ func newWorker(st *runState, conn net.Conn, id int) *worker {
 		w.zipf = rand.NewZipf(w.rng, cfg.ZipfS, 1, cfg.Keyspace-1)
 	}
 	w.samples.shard = &st.lat.shards[id%len(st.lat.shards)]
-	batch := cfg.Pipeline
+	w.samples.vals = make([]int64, sampleBufferLen)
+	if cfg.LowMemory {
+		w.samples.vals = make([]int64, lowMemorySampleBufferLen)
+	}
+	if cfg.OwnKeys {
+		w.ownKey = cfg.KeyBase + uint64(id)
+	}
+	batch, ring := cfg.Pipeline, openBatchRing
 	if cfg.Rate > 0 {
 		batch = openMaxBatch
-		w.batches = make([]sendBatch, openBatchRing)
+	}
+	if cfg.LowMemory {
+		batch, ring = 1, lowMemoryBatchRing
+	}
+	if cfg.Rate > 0 {
+		w.batches = make([]sendBatch, ring)
 	}
 	w.wbuf = make([]byte, 0, batch*st.maxRequestLen)
 	w.rbuf = make([]byte, readBufferSize(cfg))
 	return w
 }
 
+// lowMemoryBatchRing is openBatchRing with Config.LowMemory: at the rig's rates (a request
+// every few seconds per connection) more than a few unanswered writes mean the server is
+// far behind, and the sender then waits and counts the wait, as with the bigger ring.
+const lowMemoryBatchRing = 8
+
 // readBufferSize fits one batch of replies, between 4 KiB and 256 KiB: big enough that a
 // batch is usually one read, small enough for 100k connections.
-func readBufferSize(cfg *config) int {
+func readBufferSize(cfg *Config) int {
+	if cfg.LowMemory {
+		return 512 // read grows it when a reply does not fit
+	}
 	want := cfg.Pipeline * (cfg.ValueSize + 32) * 2
 	if cfg.Rate > 0 {
 		want = 16 << 10 // replies of a catch-up burst; grows if a burst is bigger
@@ -121,7 +143,9 @@ func (w *worker) appendRequest() {
 	w.wbuf = append(w.wbuf, t.bytes...)
 	if t.keyAt >= 0 {
 		var k uint64
-		if w.zipf != nil {
+		if w.st.cfg.OwnKeys {
+			k = w.ownKey
+		} else if w.zipf != nil {
 			k = w.zipf.Uint64()
 		} else {
 			k = w.rng.Uint64N(w.space)

@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// config is a validated set of options for one run.
-type config struct {
+// Config is a set of options for one run; Validate checks it.
+type Config struct {
 	Protocol string
 	Addr     string
 	Conns    int
@@ -30,6 +30,26 @@ type config struct {
 	Timeout        time.Duration // dial timeout and the longest wait for any reply
 	Progress       time.Duration // progress line period; 0 = markers only
 	Seed           uint64
+
+	// For the stress rig (benchmark/cmd/rigclient); zero values keep shoal-load's behaviour.
+
+	// Addrs, when set, replaces Addr: connection i goes to Addrs[i%len(Addrs)], e.g. the
+	// addresses of several server replicas.
+	Addrs []string
+	// DialRate caps new connections per second during Dial; 0 = as fast as they open.
+	DialRate float64
+	// OwnKeys gives every connection one key of its own, key:<KeyBase+i> for connection i,
+	// instead of keys drawn from Keyspace: Verify sets and reads it back, and the load uses
+	// only it. Sharded or replicated servers then never see two connections share a key.
+	OwnKeys bool
+	KeyBase uint64
+	// ExportHistogram puts the run's whole latency histogram into Report.Histogram, so
+	// reports of several clients can be merged exactly (MergeHistograms).
+	ExportHistogram bool
+	// LowMemory sizes each connection's buffers for very many connections at low rates:
+	// buffers start small and grow on demand, and at most lowMemoryBatchRing open-loop
+	// writes may await replies per connection instead of openBatchRing.
+	LowMemory bool
 }
 
 type opWeight struct {
@@ -46,7 +66,7 @@ const (
 	maxKeyspace  = 1_000_000_000_000 // keyDigits decimal digits
 )
 
-func (c *config) validate() error {
+func (c *Config) Validate() error {
 	switch {
 	case c.Conns < 1 || c.Conns > maxConns:
 		return fmt.Errorf("-c %d: connections must be between 1 and %d", c.Conns, maxConns)
@@ -73,14 +93,20 @@ func (c *config) validate() error {
 	case len(c.Mix) == 0:
 		return fmt.Errorf("empty workload: give -t or -ratio")
 	}
+	if c.DialRate < 0 {
+		return fmt.Errorf("-dial-rate %v: must not be negative", c.DialRate)
+	}
+	if c.OwnKeys && (c.KeyBase > maxKeyspace || uint64(c.Conns) > maxKeyspace-c.KeyBase) {
+		return fmt.Errorf("key base %d + %d connections exceeds the %d keys that key digits can name", c.KeyBase, c.Conns, uint64(maxKeyspace))
+	}
 	if c.Rate > 0 && c.Requests > 0 && c.Requests < int64(c.Conns) {
 		return fmt.Errorf("-n %d is smaller than -c %d: every open-loop connection needs at least one request", c.Requests, c.Conns)
 	}
 	return nil
 }
 
-// parseCommands parses -t: "get,set" (equal weights) or "get:9,set:1".
-func parseCommands(s string) ([]opWeight, error) {
+// ParseCommands parses -t: "get,set" (equal weights) or "get:9,set:1".
+func ParseCommands(s string) ([]opWeight, error) {
 	var mix []opWeight
 	for _, f := range strings.Split(s, ",") {
 		f = strings.ToLower(strings.TrimSpace(f))
@@ -109,8 +135,8 @@ func parseCommands(s string) ([]opWeight, error) {
 	return mix, nil
 }
 
-// parseRatio parses -ratio GET:SET, e.g. "9:1" or "1:0".
-func parseRatio(s string) ([]opWeight, error) {
+// ParseRatio parses -ratio GET:SET, e.g. "9:1" or "1:0".
+func ParseRatio(s string) ([]opWeight, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
 		return nil, fmt.Errorf("-ratio %q: want GET:SET, e.g. 9:1", s)
@@ -130,8 +156,8 @@ func parseRatio(s string) ([]opWeight, error) {
 	return mix, nil
 }
 
-// parseSources parses -src, a comma-separated list of local IP addresses.
-func parseSources(s string) ([]net.IP, error) {
+// ParseSources parses -src, a comma-separated list of local IP addresses.
+func ParseSources(s string) ([]net.IP, error) {
 	var ips []net.IP
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)

@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"fmt"
@@ -13,23 +13,29 @@ import (
 
 // Report is the result of one run; -json prints it as is.
 type Report struct {
-	Protocol     string           `json:"protocol"`
-	Addr         string           `json:"addr"`
-	Mode         string           `json:"mode"` // "closed" or "open"
-	Connections  int              `json:"connections"`
-	Pipeline     int              `json:"pipeline"`
-	Rate         float64          `json:"rate_rps,omitempty"` // open loop target
-	Workload     string           `json:"workload"`           // e.g. "get:9,set:1"
-	Keyspace     uint64           `json:"keyspace"`
-	ValueSize    int              `json:"value_size"`
-	Dist         string           `json:"dist"`
-	WarmupSec    float64          `json:"warmup_s"`
-	DurationSec  float64          `json:"duration_s"` // measured interval
-	Requests     int64            `json:"requests"`   // measured replies, error replies included
-	Errors       int64            `json:"errors"`     // error replies + I/O and dial errors
+	Protocol    string  `json:"protocol"`
+	Addr        string  `json:"addr"`
+	Mode        string  `json:"mode"` // "closed" or "open"
+	Connections int     `json:"connections"`
+	Pipeline    int     `json:"pipeline"`
+	Rate        float64 `json:"rate_rps,omitempty"` // open loop target
+	Workload    string  `json:"workload"`           // e.g. "get:9,set:1"
+	Keyspace    uint64  `json:"keyspace"`
+	ValueSize   int     `json:"value_size"`
+	Dist        string  `json:"dist"`
+	WarmupSec   float64 `json:"warmup_s"`
+	DurationSec float64 `json:"duration_s"` // measured interval
+	Requests    int64   `json:"requests"`   // measured replies, error replies included
+	Errors      int64   `json:"errors"`     // error replies + I/O and dial errors
+	// Silent counts connections that got no measured reply: at low rates or short runs
+	// some connections may carry no request at all.
+	Silent       int              `json:"connections_without_reply"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
 	Throughput   float64          `json:"throughput_rps"`
 	LatencyUs    Latency          `json:"latency_us"`
+	// Histogram is the latency histogram in nanoseconds, HdrHistogram's base64 compressed
+	// V2 encoding; only with Config.ExportHistogram.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // Latency holds latency statistics in microseconds.
@@ -43,7 +49,7 @@ type Latency struct {
 	Max   float64 `json:"max"`
 }
 
-func newReport(cfg *config, st *runState, conns int) *Report {
+func newReport(cfg *Config, st *runState, conns int) *Report {
 	mode := "closed"
 	if cfg.Rate > 0 {
 		mode = "open"
@@ -87,13 +93,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	loop := fmt.Sprintf("closed loop, pipeline %d", r.Pipeline)
 	if r.Mode == "open" {
-		loop = fmt.Sprintf("open loop at %s req/s", group(r.Rate))
+		loop = fmt.Sprintf("open loop at %s req/s", Group(r.Rate))
 	}
 	fmt.Fprintf(&b, "%s %s: %s, %d connections, %s, keyspace %d (%s), value %d B\n\n",
 		r.Protocol, r.Addr, loop, r.Connections, r.Workload, r.Keyspace, r.Dist, r.ValueSize)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "requests\tseconds\treq/s\terrors\t\n")
-	fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t\n", group(float64(r.Requests)), r.DurationSec, group(r.Throughput), group(float64(r.Errors)))
+	fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t\n", Group(float64(r.Requests)), r.DurationSec, Group(r.Throughput), Group(float64(r.Errors)))
 	tw.Flush()
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -116,8 +122,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return err
 }
 
-// group formats f rounded to an integer with thousands separators.
-func group(f float64) string {
+// Group formats f rounded to an integer with thousands separators.
+func Group(f float64) string {
 	s := fmt.Sprintf("%.0f", f)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

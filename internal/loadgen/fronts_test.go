@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func TestHTTPAndFrameProtocols(t *testing.T) {
 	}
 	cfg := testConfig(frameAddr)
 	cfg.Protocol, cfg.Mix, cfg.Requests = "frame", []opWeight{{opIncr, 1}}, 10
-	if _, err := run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), "cannot send incr") {
+	if _, err := Run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), "cannot send incr") {
 		t.Fatalf("frame with incr: %v", err)
 	}
 }

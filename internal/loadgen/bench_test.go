@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 
 // benchWorker is a worker with no connection: enough to build and parse batches.
 func benchWorker(mix []opWeight, dist string) *worker {
-	cfg := &config{Protocol: "resp", Conns: 1, Pipeline: 16, Keyspace: 100000, ValueSize: 3,
+	cfg := &Config{Protocol: "resp", Conns: 1, Pipeline: 16, Keyspace: 100000, ValueSize: 3,
 		Dist: dist, ZipfS: 1.01, Mix: mix, Seed: 1}
 	st := &runState{cfg: cfg, proto: respProtocol{}, lat: newLatencyShards(1)}
 	for op := range numOps {

@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 // Marker lines on the progress stream. benchmark/cmd/compare waits for them to sample the
 // server's CPU time over exactly the measured interval.
 const (
-	markerMeasuring = "shoal-load: measuring"
-	markerDone      = "shoal-load: done"
+	MarkerMeasuring = "shoal-load: measuring"
+	MarkerDone      = "shoal-load: done"
 )
 
 // progress prints the live line and the markers. Its loop goroutine owns everything
@@ -54,7 +54,7 @@ func (p *progress) loop() {
 		case <-p.quit:
 			return
 		case <-measuring.C:
-			p.line(markerMeasuring)
+			p.line(MarkerMeasuring)
 			lastAt, lastDone = st.now(), st.completed.Load()
 		case <-tick.C:
 			now, done := st.now(), st.completed.Load()
@@ -69,7 +69,7 @@ func (p *progress) loop() {
 			lastAt, lastDone = now, done
 			p99 := float64(st.lat.merged().ValueAtQuantile(99)) / 1e3
 			p.redraw(fmt.Sprintf("%6.1fs  %12s req/s  %12s done  p99 %.1f µs",
-				float64(now-st.measureStart)/1e9, group(rate), group(float64(done)), p99))
+				float64(now-st.measureStart)/1e9, Group(rate), Group(float64(done)), p99))
 		}
 	}
 }
@@ -95,6 +95,6 @@ func (p *progress) finish() {
 	close(p.quit)
 	p.wg.Wait()
 	if p.out != nil {
-		p.line(markerDone)
+		p.line(MarkerDone)
 	}
 }

@@ -1,9 +1,7 @@
-package main
+package loadgen
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -14,17 +12,17 @@ import (
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
-func testConfig(addr string) *config {
-	return &config{
+func testConfig(addr string) *Config {
+	return &Config{
 		Protocol: "resp", Addr: addr, Conns: 4, Pipeline: 8, Keyspace: 1000, ValueSize: 16,
 		Dist: "uniform", ZipfS: 1.01, Timeout: 5 * time.Second, Seed: 1,
 		Mix: []opWeight{{opGet, 1}},
 	}
 }
 
-func mustRun(t *testing.T, cfg *config) *Report {
+func mustRun(t *testing.T, cfg *Config) *Report {
 	t.Helper()
-	rep, err := run(context.Background(), cfg, nil)
+	rep, err := Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,74 +218,8 @@ func TestDialFailureIsAnError(t *testing.T) {
 	l.Close() // nothing listens there now
 	cfg := testConfig(addr)
 	cfg.Requests = 10
-	if _, err := run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), addr) {
+	if _, err := Run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("err = %v, want one naming %s", err, addr)
-	}
-}
-
-func TestJSONReportParses(t *testing.T) {
-	addr := startRedis(t)
-	var stdout, stderr bytes.Buffer
-	code, err := mainErr([]string{"-addr", addr, "-c", "3", "-P", "4", "-n", "300", "-ratio", "2:1",
-		"-value-size", "100", "-dist", "zipf", "-json", "-progress", "10ms"}, &stdout, &stderr)
-	if code != 0 || err != nil {
-		t.Fatalf("exit %d: %v\n%s", code, err, stderr.String())
-	}
-	var rep Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
-	}
-	if rep.Requests != 300 || rep.Connections != 3 || rep.Pipeline != 4 || rep.Workload != "get:2,set:1" ||
-		rep.Dist != "zipf" || rep.ValueSize != 100 || rep.Mode != "closed" || rep.Throughput <= 0 || rep.LatencyUs.P99 <= 0 {
-		t.Errorf("report %+v", rep)
-	}
-	// Not a terminal: the markers are plain lines, in order.
-	out := stderr.String()
-	m, d := strings.Index(out, markerMeasuring+"\n"), strings.Index(out, markerDone+"\n")
-	if m < 0 || d < m || strings.Contains(out, "\r") {
-		t.Errorf("progress output %q lacks the markers in order or redraws in place", out)
-	}
-}
-
-func TestTableReport(t *testing.T) {
-	addr := startRedis(t)
-	var stdout, stderr bytes.Buffer
-	if code, err := mainErr([]string{"-addr", addr, "-c", "2", "-n", "50", "-t", "ping", "-progress", "0"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %v", code, err)
-	}
-	for _, want := range []string{"closed loop, pipeline 1, 2 connections, ping:1", "req/s", "p99.99"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, stdout.String())
-		}
-	}
-}
-
-func TestBadFlagsNameValueAndLimit(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-c", "0"}, "-c 0: connections must be between 1 and"},
-		{[]string{"-P", "100000"}, "-P 100000: pipeline depth must be between 1 and 65536"},
-		{[]string{"-d", "0"}, "-d 0s"},
-		{[]string{"-ratio", "9"}, `-ratio "9": want GET:SET`},
-		{[]string{"-ratio", "0:0"}, "not both 0"},
-		{[]string{"-t", "get,del"}, `unknown command "del"`},
-		{[]string{"-t", "get:x"}, `weight "x"`},
-		{[]string{"-dist", "pareto"}, `-dist "pareto"`},
-		{[]string{"-dist", "zipf", "-zipf-s", "1"}, "must be > 1"},
-		{[]string{"-src", "127.0.0.1,nope"}, `"nope" is not an IP address`},
-		{[]string{"-keyspace", "0"}, "-keyspace 0"},
-		{[]string{"-value-size", "-1"}, "-value-size -1"},
-		{[]string{"-proto", "quic"}, `unsupported protocol "quic" (supported: resp, http, frame)`},
-		{[]string{"-rate", "100", "-n", "2", "-c", "5"}, "-n 2 is smaller than -c 5"},
-		{[]string{"extra"}, `unexpected argument "extra"`},
-	} {
-		var stderr bytes.Buffer
-		code, err := mainErr(tc.args, &stderr, &stderr)
-		if code == 0 || err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: exit %d, err %v; want an error containing %q", tc.args, code, err, tc.want)
-		}
 	}
 }
 
@@ -310,7 +242,7 @@ func TestSourceAddressesAreUsed(t *testing.T) {
 	}()
 	cfg := testConfig(l.Addr().String())
 	cfg.Requests = 10
-	cfg.Sources, _ = parseSources("127.0.0.2,127.0.0.3")
+	cfg.Sources, _ = ParseSources("127.0.0.2,127.0.0.3")
 	mustRun(t, cfg) // the server hangs up; only the source addresses matter here
 	got := map[string]int{}
 	for range cfg.Conns {

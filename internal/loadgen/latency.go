@@ -1,6 +1,7 @@
-package main
+package loadgen
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -61,8 +62,15 @@ type sampleBuffer struct {
 	shard     *latencyShard
 	flushedAt int64
 	n         int
-	vals      [512]int64
+	vals      []int64 // a separate pointer-free array: the GC does not scan it
 }
+
+// Samples buffered per connection before a flush; far fewer with Config.LowMemory, where
+// a connection sends a request every few seconds and the 250 ms flush empties it anyway.
+const (
+	sampleBufferLen          = 512
+	lowMemorySampleBufferLen = 8
+)
 
 func (b *sampleBuffer) add(ns int64) {
 	if ns < histLowest {
@@ -88,3 +96,22 @@ func (b *sampleBuffer) flush() {
 	b.shard.mu.Unlock()
 	b.n = 0
 }
+
+// MergeHistograms decodes the Histogram fields of several reports and merges them into
+// the exact histogram of all their samples (not an average of their percentiles).
+func MergeHistograms(encoded ...string) (*hdrhistogram.Histogram, error) {
+	out := newHistogram()
+	for i, e := range encoded {
+		h, err := hdrhistogram.Decode([]byte(e))
+		if err != nil {
+			return nil, fmt.Errorf("histogram %d: %w", i, err)
+		}
+		if dropped := out.Merge(h); dropped != 0 {
+			return nil, fmt.Errorf("histogram %d: %d samples outside %d..%d ns", i, dropped, histLowest, histHighest)
+		}
+	}
+	return out, nil
+}
+
+// LatencyOf summarises a histogram of nanoseconds in microseconds.
+func LatencyOf(h *hdrhistogram.Histogram) Latency { return latencyOf(h) }
