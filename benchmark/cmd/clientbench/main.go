@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoalkv/shoal/benchmark/internal/proc"
 )
 
 type config struct {
@@ -43,7 +45,7 @@ func main() {
 	if *again {
 		dir := *out
 		if dir == "" {
-			root, err := moduleRoot()
+			root, err := proc.ModuleRoot("clientbench")
 			if err != nil {
 				fatalf("%v", err)
 			}
@@ -107,7 +109,7 @@ type cell struct {
 }
 
 func run(c config, out string) error {
-	root, err := moduleRoot()
+	root, err := proc.ModuleRoot("clientbench")
 	if err != nil {
 		return err
 	}
@@ -258,7 +260,7 @@ func measure(c config, srv *server, cname, op string, g int) (cell, error) {
 	time.Sleep(c.Warmup)
 	pid := srv.cmd.Process.Pid
 	cpu0, t0 := selfCPU(), time.Now()
-	sticks0, err := cpuTicks(pid)
+	sticks0, err := proc.CPUTicks(pid)
 	if err != nil {
 		return cell{}, err
 	}
@@ -266,7 +268,7 @@ func measure(c config, srv *server, cname, op string, g int) (cell, error) {
 	time.Sleep(c.Duration)
 	phase.Store(phaseStop)
 	cpu1, t1 := selfCPU(), time.Now()
-	sticks1, err := cpuTicks(pid)
+	sticks1, err := proc.CPUTicks(pid)
 	if err != nil {
 		return cell{}, err
 	}

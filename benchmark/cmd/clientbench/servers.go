@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -93,29 +92,6 @@ func waitPong(addr string, limit time.Duration) error {
 	return err
 }
 
-// cpuTicks returns utime+stime of all of pid's threads in clock ticks
-// (/proc/PID/stat fields 14 and 15).
-func cpuTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(b, ')') // the name may hold spaces
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no ')' in %q", pid, b)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name, want 13+", pid, len(f))
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
-	}
-	return ut + st, nil
-}
-
 // selfCPU returns this process's user+system CPU time.
 func selfCPU() time.Duration {
 	var ru syscall.Rusage
@@ -137,25 +113,4 @@ func buildShoal(root string) (string, error) {
 		return "", fmt.Errorf("go build ./cmd/shoal: %v\n%s", err, msg)
 	}
 	return out, nil
-}
-
-// moduleRoot is the repository root: the directory of go.work, or the
-// parent of the benchmark module.
-func moduleRoot() (string, error) {
-	for _, v := range []string{"GOWORK", "GOMOD"} {
-		out, err := exec.Command("go", "env", v).Output()
-		if err != nil {
-			return "", fmt.Errorf("go env %s: %v", v, err)
-		}
-		path := strings.TrimSpace(string(out))
-		if path == "" || path == os.DevNull || path == "off" {
-			continue
-		}
-		dir := filepath.Dir(path)
-		if v == "GOMOD" && filepath.Base(dir) == "benchmark" {
-			dir = filepath.Dir(dir)
-		}
-		return dir, nil
-	}
-	return "", fmt.Errorf("run clientbench inside the shoal repository")
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shoalkv/shoal/benchmark/internal/proc"
 )
 
 // clientCheck measures shoal-load and redis-benchmark as clients of one redis-server on
@@ -52,12 +54,12 @@ func clientCheck(ctx context.Context, o *options, bins *binaries, out string) er
 					cmd = exec.CommandContext(ctx, "redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-c", "50",
 						"-P", pipeline, "-t", "get", "-n", strconv.Itoa(n), "-r", strconv.Itoa(o.keyspace), "--csv")
 				}
-				t0, _ := cpuTicks(srv.pid())
+				t0, _ := proc.CPUTicks(srv.pid())
 				outb, err := cmd.Output()
 				if err != nil {
 					return fmt.Errorf("%s: %v", client, err)
 				}
-				t1, _ := cpuTicks(srv.pid())
+				t1, _ := proc.CPUTicks(srv.pid())
 				rps, err := clientThroughput(client, outb)
 				if err != nil {
 					return err

@@ -12,30 +12,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalkv/shoal/benchmark/internal/proc"
 	"github.com/shoalkv/shoal/internal/redistest"
 )
 
 func TestProcSamplesOfThisProcess(t *testing.T) {
 	pid := os.Getpid()
-	before, err := cpuTicks(pid)
+	before, err := proc.CPUTicks(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for start := time.Now(); time.Since(start) < 150*time.Millisecond; {
 		runtime.Gosched() // burn CPU so at least a few ticks pass
 	}
-	after, err := cpuTicks(pid)
+	after, err := proc.CPUTicks(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if after <= before {
 		t.Errorf("CPU ticks %d then %d after 150 ms of work", before, after)
 	}
-	rss, err := rssBytes(pid)
+	rss, err := proc.RSS(pid)
 	if err != nil || rss < 1<<20 {
 		t.Errorf("VmRSS %d bytes, %v", rss, err)
 	}
-	if _, err := cpuTicks(1 << 30); err == nil {
+	if _, err := proc.CPUTicks(1 << 30); err == nil {
 		t.Error("no error for a process that does not exist")
 	}
 }
@@ -150,7 +151,7 @@ func TestReportTablesAndCharts(t *testing.T) {
 // and RSS are sampled.
 func TestRunLoadAgainstRedis(t *testing.T) {
 	redistest.Binary(t, "redis-server")
-	root, err := moduleRoot()
+	root, err := proc.ModuleRoot("compare")
 	if err != nil {
 		t.Fatal(err)
 	}

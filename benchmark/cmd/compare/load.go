@@ -9,38 +9,22 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/shoalkv/shoal/benchmark/internal/proc"
+	"github.com/shoalkv/shoal/internal/loadgen"
 )
 
 // Marker lines printed by shoal-load on stderr around its measured interval.
 const (
-	markerMeasuring = "shoal-load: measuring"
-	markerDone      = "shoal-load: done"
+	markerMeasuring = loadgen.MarkerMeasuring
+	markerDone      = loadgen.MarkerDone
 )
 
-// loadReport is the part of shoal-load's -json report the harness reads.
-type loadReport struct {
-	Mode         string           `json:"mode"`
-	Connections  int              `json:"connections"`
-	Pipeline     int              `json:"pipeline"`
-	Rate         float64          `json:"rate_rps"`
-	Workload     string           `json:"workload"`
-	DurationSec  float64          `json:"duration_s"`
-	Requests     int64            `json:"requests"`
-	Errors       int64            `json:"errors"`
-	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
-	Throughput   float64          `json:"throughput_rps"`
-	LatencyUs    latency          `json:"latency_us"`
-}
+// loadReport is shoal-load's -json report, which the harness reads.
+type loadReport = loadgen.Report
 
-type latency struct {
-	Mean  float64 `json:"mean"`
-	P50   float64 `json:"p50"`
-	P90   float64 `json:"p90"`
-	P99   float64 `json:"p99"`
-	P999  float64 `json:"p99_9"`
-	P9999 float64 `json:"p99_99"`
-	Max   float64 `json:"max"`
-}
+// latency is the report's latency block, in microseconds.
+type latency = loadgen.Latency
 
 // measured is one load run with the server-side figures taken over its measured interval.
 type measured struct {
@@ -63,10 +47,10 @@ type sample struct {
 func takeSample(serverPid, clientPid int) (sample, error) {
 	s := sample{at: time.Now()}
 	var err error
-	if s.server, err = cpuTicks(serverPid); err != nil {
+	if s.server, err = proc.CPUTicks(serverPid); err != nil {
 		return s, err
 	}
-	if s.client, err = cpuTicks(clientPid); err != nil {
+	if s.client, err = proc.CPUTicks(clientPid); err != nil {
 		return s, err
 	}
 	s.machine, err = machineBusyTicks()
@@ -115,7 +99,7 @@ func runLoad(ctx context.Context, loadBin string, srv *serverProc, args []string
 		case markerDone:
 			t1, err = takeSample(srv.pid(), cmd.Process.Pid)
 			keep(err)
-			rss, err = rssBytes(srv.pid())
+			rss, err = proc.RSS(srv.pid())
 			keep(err)
 			if h.done != nil {
 				h.done()

@@ -164,29 +164,6 @@ func firstLine(s string) string {
 	return s
 }
 
-// moduleRoot finds the repository root, where ./cmd/shoal and
-// ./cmd/shoal-load build: the directory of go.work (the workspace that ties
-// the shoal module and this benchmark module together), or else the parent
-// of the benchmark module's go.mod.
-func moduleRoot() (string, error) {
-	for _, v := range []string{"GOWORK", "GOMOD"} {
-		out, err := exec.Command("go", "env", v).Output()
-		if err != nil {
-			return "", fmt.Errorf("go env %s: %v", v, err)
-		}
-		path := strings.TrimSpace(string(out))
-		if path == "" || path == os.DevNull || path == "off" {
-			continue
-		}
-		dir := filepath.Dir(path)
-		if v == "GOMOD" && filepath.Base(dir) == "benchmark" {
-			dir = filepath.Dir(dir)
-		}
-		return dir, nil
-	}
-	return "", fmt.Errorf("run compare inside the shoal repository")
-}
-
 func specs(b *binaries) map[string]serverSpec {
 	return map[string]serverSpec{
 		"shoal": {"shoal", "shoal (./cmd/shoal, native epoll loops, GOMAXPROCS loops)", func(p int) []string {

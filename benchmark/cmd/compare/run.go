@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shoalkv/shoal/benchmark/internal/proc"
 )
 
 // workload is one closed-loop configuration.
@@ -42,7 +44,7 @@ func workloads(o *options) []workload {
 }
 
 func compare(ctx context.Context, o *options) error {
-	root, err := moduleRoot()
+	root, err := proc.ModuleRoot("compare")
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,24 +104,6 @@ func containerPID(ctx context.Context, id string) (int, error) {
 		return 0, fmt.Errorf("container %.12s has no running process (pid %q)", id, text)
 	}
 	return pid, nil
-}
-
-// rss returns the resident set of process pid.
-func rss(pid int) (int64, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0, fmt.Errorf("reading a server's RSS (run the rig as a user who can read /proc/PID/status of docker's processes): %w", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("VmRSS %q: %w", v, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
 }
 
 // teardown removes everything of the project: containers, network, volumes and the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/shoalkv/shoal/benchmark/internal/proc"
 	"github.com/shoalkv/shoal/benchmark/rig"
 	"github.com/shoalkv/shoal/internal/loadgen"
 )
@@ -168,7 +169,7 @@ func pids(ctx context.Context, ids []string) ([]int, error) {
 func sumRSS(pids []int) (int64, error) {
 	var sum int64
 	for _, pid := range pids {
-		v, err := rss(pid)
+		v, err := proc.RSS(pid)
 		if err != nil {
 			return 0, err
 		}
