@@ -230,19 +230,21 @@ func (l *link) writeQueued(yield, mayRead bool) (more, reader bool) {
 				continue
 			}
 			l.batch = append(l.batch, c)
-			if len(l.batch) == 1 && len(c.buf) >= limit {
-				i++
-				break // sent alone, from its own buffer
-			}
+			// Always copied, also a call bigger than the limit (sent
+			// alone): once the call is in flight its reply may complete
+			// it and its caller reuse c.buf while this goroutine is
+			// still inside Write, and only the copy keeps the two apart
+			// (the race detector saw exactly that).
 			l.wbuf = append(l.wbuf, c.buf...)
+			if len(l.wbuf) >= limit {
+				i++
+				break
+			}
 		}
 		if len(l.batch) == 0 {
 			continue
 		}
 		out := l.wbuf
-		if len(out) == 0 {
-			out = l.batch[0].buf
-		}
 		// Read in this goroutine only after a single small write: while it
 		// writes it cannot read, and a server whose replies back up stops
 		// reading too.
@@ -261,6 +263,9 @@ func (l *link) writeQueued(yield, mayRead bool) (more, reader bool) {
 		}
 	}
 	l.spare = taken[:0]
+	if cap(l.wbuf) > 4*limit {
+		l.wbuf = make([]byte, 0, 4096) // a huge call's copy is not kept
+	}
 
 	l.mu.Lock()
 	if !l.closed && len(l.queue) == 0 && yield {
