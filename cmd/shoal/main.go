@@ -246,13 +246,15 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
-	if err := srv.Start(); err != nil {
-		return err
-	}
+	// pprof listens before the RESP port does, so a client (or test) that
+	// sees the server up finds the profiles there too.
 	if cfg.pprofAddr != "" {
 		if err := servePprof(cfg.pprofAddr, logger); err != nil {
 			return err
 		}
+	}
+	if err := srv.Start(); err != nil {
+		return err
 	}
 	// Report the loops actually started: --loops 0 means GOMAXPROCS.
 	addrs := srv.Addrs()
