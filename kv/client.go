@@ -29,6 +29,7 @@ type client struct {
 	closeAfterReply bool  // QUIT, protocol error, CLIENT KILL of itself
 	valueDigits     uint8 // digits of the last GET value's length: the next header's guess
 	batchCmds       int64 // commands run in the current OnTraffic call
+	aof             aofState
 
 	// Immutable after OnOpen.
 	id         int64

@@ -30,6 +30,8 @@ type command struct {
 	parent   *command            // set on subcommands
 	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
 	subOrder []*command          // subs in table order, for COMMAND INFO
+	logged   bool                // write flag: logged to the append-only file (aof.go)
+	logRule  logRule             // how it is logged (aof.go)
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements

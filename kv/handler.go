@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoalkv/shoal/internal/ascii"
 
+	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
@@ -81,6 +82,13 @@ type Handler struct {
 	// Conn mid-batch: the Server's FlushThreshold, read at OnBoot.
 	flushBytes atomic.Int64
 
+	// aof, if set (AttachAOF, before serving), logs every write;
+	// stripes orders the logging of writes to one shard (aof.go).
+	aof              *aof.Writer
+	stripes          []sync.Mutex
+	aofLoadTruncated bool
+	fsyncIdle        string // CONFIG appendfsync while no file is attached; under cfg.mu
+
 	closeOnce sync.Once
 	done      chan struct{}
 }
@@ -107,6 +115,8 @@ func New(s *store.Store, o Options) *Handler {
 	}
 	h := &Handler{store: s, opts: o, start: time.Now(), done: make(chan struct{})}
 	h.flushBytes.Store(eventloop.DefaultFlushThreshold)
+	h.fsyncIdle = "everysec"
+	h.aofLoadTruncated = true
 	h.cfg.init(h, o)
 	h.clock.Store(nowMillis())
 	go h.cron()
@@ -176,11 +186,15 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 		// Refused by protected mode and closing: its input is dropped.
 		return len(in)
 	}
-	if cl.closeAfterReply {
+	if cl.closeAfterReply || cl.aof.closing {
 		return len(in)
 	}
 	cl.out = c.OutputBuffer()
+	base := len(cl.out)
 	consumed := h.onBatch(cl, in)
+	if h.aof != nil {
+		h.afterBatch(cl, c, base)
+	}
 	if cl.out != nil {
 		c.SetOutputBuffer(cl.out)
 		cl.out = nil
@@ -252,7 +266,7 @@ func (h *Handler) execute(cl *client, in []byte) int {
 		if cl.closeAfterReply {
 			return len(in)
 		}
-		if int64(len(cl.out)) >= h.flushBytes.Load() && cl.conn != nil {
+		if int64(len(cl.out)) >= h.flushBytes.Load() && cl.conn != nil && !cl.holdsReplies() {
 			if !cl.flushMidBatch() {
 				return len(in)
 			}
@@ -319,6 +333,10 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	}
 	if cl.lastCmd.Load() != cmd {
 		cl.lastCmd.Store(cmd)
+	}
+	if cmd.logged && h.aof != nil {
+		h.callLogged(cl, cmd, args)
+		return
 	}
 	cmd.fn(h, cl, args)
 }
