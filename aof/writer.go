@@ -240,7 +240,7 @@ func (w *Writer) run() {
 		if policy != FsyncAlways {
 			// Nobody waits under the other policies; a switch away from
 			// always must not strand the callers that were waiting.
-			w.durable.Store(max(w.durable.Load(), w.written.Load()))
+			storeMax(&w.durable, w.written.Load())
 		}
 		w.release()
 		if stopping {
@@ -260,6 +260,9 @@ func (w *Writer) run() {
 // anything. On an error the bytes stay at the front of the buffer, the file
 // is cut back to its last whole record, and the next round retries.
 func (w *Writer) writeRound() bool {
+	// fileMu first: a rewrite's switch must never find bytes taken from
+	// the buffer and not yet written (they would reach the new file twice).
+	w.fileMu.Lock()
 	w.mu.Lock()
 	data := w.buf
 	end := w.appended
@@ -267,9 +270,9 @@ func (w *Writer) writeRound() bool {
 	w.mu.Unlock()
 	if len(data) == 0 {
 		w.spare = data
+		w.fileMu.Unlock()
 		return false
 	}
-	w.fileMu.Lock()
 	before := w.size.Load()
 	n, err := w.f.Write(data)
 	if err != nil {
@@ -280,16 +283,16 @@ func (w *Writer) writeRound() bool {
 				w.logger.Error("append only file: cannot cut back a partial write", "path", w.path, "err", terr)
 			}
 		}
-		w.fileMu.Unlock()
-		w.fail(fmt.Sprintf("Errors writing to the AOF file: %v", unwrapErrno(err)))
 		w.mu.Lock()
 		w.buf = append(data, w.buf...)
 		w.mu.Unlock()
+		w.fileMu.Unlock()
+		w.fail(fmt.Sprintf("Errors writing to the AOF file: %v", unwrapErrno(err)))
 		return false
 	}
 	w.size.Add(int64(n))
+	storeMax(&w.written, end)
 	w.fileMu.Unlock()
-	w.written.Store(end)
 	w.pending.Add(-int64(len(data)))
 	w.spare = data[:0]
 	if w.writeErr.Load() != nil && w.Policy() != FsyncAlways {
@@ -300,8 +303,8 @@ func (w *Writer) writeRound() bool {
 
 // sync makes everything written durable.
 func (w *Writer) sync() {
-	end := w.written.Load()
 	w.fileMu.Lock()
+	end := w.written.Load()
 	err := unix.Fdatasync(int(w.f.Fd()))
 	w.fileMu.Unlock()
 	if err != nil {
@@ -311,7 +314,17 @@ func (w *Writer) sync() {
 	if w.writeErr.Load() != nil && w.pending.Load() == 0 {
 		w.recovered()
 	}
-	w.durable.Store(end)
+	storeMax(&w.durable, end)
+}
+
+// storeMax raises v to n unless it is already higher.
+func storeMax(v *atomic.Int64, n int64) {
+	for {
+		old := v.Load()
+		if old >= n || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 func (w *Writer) fail(msg string) {

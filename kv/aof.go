@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,6 +102,7 @@ type holdMark struct {
 func (h *Handler) AttachAOF(w *aof.Writer, loadTruncated bool) {
 	h.aof = w
 	h.aofLoadTruncated = loadTruncated
+	h.rw.attached.Store(w)
 	h.stripes = make([]sync.Mutex, h.store.ShardCount())
 }
 
@@ -111,6 +114,9 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	}
 	h.lockStripes(cl, cmd, args)
 	defer h.unlockStripes(cl)
+	if h.rw.active.Load() {
+		h.copyBeforeWrite(cl)
+	}
 	absent := false
 	if cmd.logRule == logRMW {
 		absent = h.store.PTTL(args[1]) == -2
@@ -490,6 +496,28 @@ func aofParams() []configParam {
 		}},
 		{name: "dir", get: func(*config) string { d, _ := os.Getwd(); return d }},
 		{name: "aof-load-truncated", get: func(c *config) string { return yesNo(c.h.aofLoadTruncated) }},
+		{name: "auto-aof-rewrite-percentage", get: func(c *config) string { return strconv.FormatInt(c.h.rw.autoPercent.Load(), 10) },
+			set: func(c *config, v string, apply bool) error {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < 0 || n > math.MaxInt32 {
+					return fmt.Errorf("argument must be between 0 and %d inclusive", math.MaxInt32)
+				}
+				if apply {
+					c.h.rw.autoPercent.Store(n)
+				}
+				return nil
+			}},
+		{name: "auto-aof-rewrite-min-size", get: func(c *config) string { return strconv.FormatInt(c.h.rw.autoMinSize.Load(), 10) },
+			set: func(c *config, v string, apply bool) error {
+				n, err := ParseMemory(v)
+				if err != nil || n < 0 {
+					return fmt.Errorf("argument must be a memory value")
+				}
+				if apply {
+					c.h.rw.autoMinSize.Store(n)
+				}
+				return nil
+			}},
 	}
 }
 

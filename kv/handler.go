@@ -87,6 +87,7 @@ type Handler struct {
 	aof              *aof.Writer
 	stripes          []sync.Mutex
 	aofLoadTruncated bool
+	rw               rewriter
 	fsyncIdle        string // CONFIG appendfsync while no file is attached; under cfg.mu
 
 	closeOnce sync.Once
@@ -117,6 +118,8 @@ func New(s *store.Store, o Options) *Handler {
 	h.flushBytes.Store(eventloop.DefaultFlushThreshold)
 	h.fsyncIdle = "everysec"
 	h.aofLoadTruncated = true
+	h.rw.autoPercent.Store(100)
+	h.rw.autoMinSize.Store(64 << 20)
 	h.cfg.init(h, o)
 	h.clock.Store(nowMillis())
 	go h.cron()
@@ -381,6 +384,7 @@ func (h *Handler) cron() {
 		case now := <-t.C:
 			h.clock.Store(now.UnixMilli())
 			h.ops.sample(h.totalCommands(), now)
+			h.maybeAutoRewrite()
 		}
 	}
 }
