@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sys/unix"
 
 	"github.com/shoalkv/shoal/internal/redistest"
 )
@@ -410,4 +411,186 @@ func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
 		m[k] = keyState{v, at}
 	}
 	return m
+}
+
+// TestKill9DuringRewrites: the same load and kill, with BGREWRITEAOF asked
+// for over and over meanwhile, so the kill lands before, during or after a
+// switch of files; at least one rewrite must have completed, and nothing
+// acknowledged is lost.
+func TestKill9DuringRewrites(t *testing.T) {
+	dir := t.TempDir()
+	log := newAckLog()
+	for cycle := 0; cycle < 2; cycle++ {
+		p := startBinary(t, aofArgs(dir, "always")...)
+		if cycle > 0 {
+			checkAcked(t, p.addr(), log)
+		}
+		c := client(t, p.addr())
+		stop := make(chan struct{})
+		wg := writeLoad(p.addr(), 8, 32, "rw"+strconv.Itoa(cycle), log, stop)
+		ctx := context.Background()
+		rewrites := int64(0)
+		for i := 0; i < 8; i++ {
+			time.Sleep(50 * time.Millisecond)
+			_ = c.Do(ctx, "BGREWRITEAOF").Err() // "already in progress" is fine
+			info, _ := c.Info(ctx, "persistence").Result()
+			if _, after, ok := strings.Cut(info, "aof_rewrites:"); ok {
+				rewrites, _ = strconv.ParseInt(strings.Fields(after)[0], 10, 64)
+			}
+		}
+		if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-p.done
+		p.done <- nil
+		close(stop)
+		wg.Wait()
+		if rewrites == 0 {
+			t.Fatalf("no rewrite completed before the kill; stderr:\n%s", p.stderr.String())
+		}
+	}
+	p := startBinary(t, aofArgs(dir, "always")...)
+	checkAcked(t, p.addr(), log)
+	// The compacted file holds each counter as a SET, not every INCR.
+	if fi, err := os.Stat(filepath.Join(dir, "appendonly.aof")); err == nil {
+		t.Logf("%d acknowledged SETs; file %d bytes", len(log.sets), fi.Size())
+	}
+}
+
+// TestAutoRewriteShrinksFile: with a small auto-aof-rewrite-min-size, a
+// file of repeated INCRs of one key is rewritten by itself into one SET,
+// and the value survives a restart.
+func TestAutoRewriteShrinksFile(t *testing.T) {
+	dir := t.TempDir()
+	p := startBinary(t, aofArgs(dir, "everysec")...)
+	c := client(t, p.addr())
+	ctx := context.Background()
+	if err := c.ConfigSet(ctx, "auto-aof-rewrite-min-size", "64kb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	pipe := c.Pipeline()
+	for i := 0; i < 5000; i++ {
+		pipe.Incr(ctx, "n")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, _ := c.Info(ctx, "persistence").Result()
+		if strings.Contains(info, "aof_rewrites:1") && !strings.Contains(info, "aof_rewrite_in_progress:1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no automatic rewrite:\n%s", info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
+	if bytes.Count(b, []byte("incr")) > 2000 {
+		t.Errorf("file still holds %d INCRs after the rewrite (%d bytes)", bytes.Count(b, []byte("incr")), len(b))
+	}
+	p2 := startBinary(t, aofArgs(dir, "everysec")...)
+	if n, err := client(t, p2.addr()).Get(ctx, "n").Int(); err != nil || n != 5000 {
+		t.Fatalf("n after rewrite and restart = %d, %v", n, err)
+	}
+}
+
+// TestDiskFullRefusesWrites: the file may not grow past 256 KiB
+// (RLIMIT_FSIZE set on the running server, so write(2) fails with EFBIG as
+// on a full disk). Writes that could not be logged are answered with
+// -MISCONF, never +OK; INFO reports aof_last_write_status:err; reads still
+// work; and after a restart every write that was acknowledged is there.
+func TestDiskFullRefusesWrites(t *testing.T) {
+	dir := t.TempDir()
+	p := startBinary(t, aofArgs(dir, "always")...)
+	limit := &unix.Rlimit{Cur: 256 << 10, Max: unix.RLIM_INFINITY} // soft limit only, so it can be raised again
+	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_FSIZE, limit, nil); err != nil {
+		t.Skipf("cannot limit the file size: %v", err)
+	}
+	value := strings.Repeat("x", 1000)
+	acked := map[string]bool{}
+	misconf := 0
+	for c := 0; c < 20 && misconf == 0; c++ {
+		nc, err := net.Dial("tcp", p.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := bufio.NewReader(nc)
+		var req []byte
+		var keys []string
+		for i := 0; i < 50; i++ {
+			k := fmt.Sprintf("big:%d:%d", c, i)
+			keys = append(keys, k)
+			req = append(req, respCommand("SET", k, value)...)
+		}
+		if _, err := nc.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				break // closed after the MISCONF
+			}
+			switch {
+			case line == "+OK\r\n":
+				acked[k] = true
+			case strings.HasPrefix(line, "-MISCONF"):
+				misconf++
+			default:
+				t.Fatalf("reply %q", line)
+			}
+		}
+		nc.Close()
+	}
+	if misconf == 0 || len(acked) == 0 {
+		t.Fatalf("%d acknowledged, %d MISCONF: the limit did not bite as expected", len(acked), misconf)
+	}
+	c := client(t, p.addr())
+	ctx := context.Background()
+	if err := c.Set(ctx, "after", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "MISCONF") {
+		t.Errorf("write while the file cannot grow: %v, want MISCONF", err)
+	}
+	if info, _ := c.Info(ctx, "persistence").Result(); !strings.Contains(info, "aof_last_write_status:err") {
+		t.Errorf("INFO does not report the failure:\n%s", info)
+	}
+	if v, err := c.Get(ctx, "big:0:0").Result(); err != nil || v != value {
+		t.Errorf("read while the disk is full: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "appendonly.aof")); err != nil || fi.Size() > 256<<10 {
+		t.Fatalf("file size %v, %v", fi.Size(), err)
+	}
+	// Room again: the writer retries within a second and writes resume.
+	unlimited := &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_FSIZE, unlimited, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Set(ctx, "after", "v", 0).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("writes still refused after the file could grow again")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	acked["after"] = true
+	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	p.done <- nil
+	p2 := startBinary(t, aofArgs(dir, "always")...)
+	c2 := client(t, p2.addr())
+	for k := range acked {
+		want := value
+		if k == "after" {
+			want = "v"
+		}
+		if v, err := c2.Get(ctx, k).Result(); err != nil || v != want {
+			t.Fatalf("acknowledged %s lost: %v", k, err)
+		}
+	}
+	t.Logf("%d acknowledged, %d refused with MISCONF", len(acked), misconf)
 }
