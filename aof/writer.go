@@ -83,6 +83,7 @@ type Writer struct {
 	f      *os.File // writer goroutine only (and the rewrite switch, under fileMu)
 	fileMu sync.Mutex
 	spare  []byte
+	syncs  atomic.Int64 // fdatasyncs done, for tests of grouping
 
 	rwMu          sync.Mutex // guards the rewrite statistics
 	rwRunning     bool
@@ -307,6 +308,7 @@ func (w *Writer) sync() {
 	end := w.written.Load()
 	err := unix.Fdatasync(int(w.f.Fd()))
 	w.fileMu.Unlock()
+	w.syncs.Add(1)
 	if err != nil {
 		w.fail(fmt.Sprintf("Errors writing to the AOF file: fdatasync: %v", err))
 		return
