@@ -12,7 +12,7 @@ import (
 )
 
 // ErrRewriteInProgress is returned when a rewrite is asked for while one runs.
-var ErrRewriteInProgress = errors.New("Background append only file rewriting already in progress")
+var ErrRewriteInProgress = errors.New("background append only file rewriting already in progress")
 
 // rewriteState is what a rewrite in progress collects: the records
 // appended since it began, to follow the snapshot in the new file.

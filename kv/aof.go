@@ -365,7 +365,11 @@ func (cl *client) synced(end int64, ok bool) {
 	if !ok {
 		st.failed.Store(true)
 	}
-	for d := st.durable.Load(); ok && d < end && !st.durable.CompareAndSwap(d, end); d = st.durable.Load() {
+	for ok {
+		d := st.durable.Load()
+		if d >= end || st.durable.CompareAndSwap(d, end) {
+			break
+		}
 	}
 	_ = cl.conn.Execute(cl.aof.release)
 }

@@ -46,10 +46,10 @@ func (h *Handler) startRewrite() error {
 		return errRewriteOff
 	}
 	r, err := h.aof.PrepareRewrite()
+	if errors.Is(err, aof.ErrRewriteInProgress) {
+		return errors.New("ERR Background append only file rewriting already in progress") // Redis's text
+	}
 	if err != nil {
-		if errors.Is(err, aof.ErrRewriteInProgress) {
-			return errors.New("ERR " + err.Error())
-		}
 		return errors.New("ERR " + err.Error())
 	}
 	for i := range h.stripes {
