@@ -594,3 +594,68 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 	}
 	t.Logf("%d acknowledged, %d refused with MISCONF", len(acked), misconf)
 }
+
+// TestAOFFlagsAndEnv: the persistence flags read SHOAL_* variables, the
+// flags win, and bad values are refused naming the value.
+func TestAOFFlagsAndEnv(t *testing.T) {
+	env := map[string]string{"SHOAL_APPENDONLY": "yes", "SHOAL_APPENDFSYNC": "always", "SHOAL_DIR": "/data", "SHOAL_APPENDFILENAME": "x.aof"}
+	c, err := parseConfig([]string{"--appendfsync", "no"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.appendOnly || c.appendFsync.String() != "no" || c.dir != "/data" || c.appendFilename != "x.aof" || !c.loadTruncated {
+		t.Errorf("parsed %+v", c)
+	}
+	d, _ := parseConfig(nil, func(string) string { return "" })
+	if d.appendOnly || d.appendFsync.String() != "everysec" || d.appendFilename != "appendonly.aof" {
+		t.Errorf("defaults %+v", d)
+	}
+	for _, bad := range [][]string{
+		{"--appendonly", "maybe"}, {"--appendfsync", "sometimes"}, {"--appendfilename", "a/b.aof"},
+		{"--appendfilename", ""}, {"--aof-load-truncated", "perhaps"},
+	} {
+		_, err := parseConfig(bad, func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), bad[1]) {
+			t.Errorf("parseConfig(%q) = %v, want an error naming %q", bad, err, bad[1])
+		}
+	}
+}
+
+// TestConfigAppendfsyncAtRunTime: CONFIG GET reports the persistence
+// settings and CONFIG SET appendfsync changes the policy; appendonly
+// cannot be switched at run time.
+func TestConfigAppendfsyncAtRunTime(t *testing.T) {
+	dir := t.TempDir()
+	p := startBinary(t, aofArgs(dir, "always")...)
+	c := client(t, p.addr())
+	ctx := context.Background()
+	got, err := c.ConfigGet(ctx, "append*").Result()
+	if err != nil || got["appendonly"] != "yes" || got["appendfsync"] != "always" || got["appendfilename"] != "appendonly.aof" {
+		t.Fatalf("CONFIG GET append*: %v %v", got, err)
+	}
+	if d, _ := c.ConfigGet(ctx, "dir").Result(); d["dir"] != dir {
+		t.Errorf("CONFIG GET dir = %q, want %q", d["dir"], dir)
+	}
+	if err := c.ConfigSet(ctx, "appendfsync", "everysec").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.ConfigGet(ctx, "appendfsync").Result(); got["appendfsync"] != "everysec" {
+		t.Errorf("after CONFIG SET: %v", got)
+	}
+	if err := c.ConfigSet(ctx, "appendfsync", "often").Err(); err == nil {
+		t.Error("CONFIG SET appendfsync often accepted")
+	}
+	if err := c.ConfigSet(ctx, "appendonly", "no").Err(); err == nil {
+		t.Error("CONFIG SET appendonly no accepted at run time")
+	}
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p2 := startBinary(t, aofArgs(dir, "everysec")...)
+	if v, err := client(t, p2.addr()).Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("k after restart: %q %v", v, err)
+	}
+}
