@@ -112,6 +112,11 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 		cl.writeError("MISCONF " + msg)
 		return
 	}
+	if cl.aof == nil {
+		// Allocated on a client's first write, so that clients that only
+		// read (and idle ones) do not carry it.
+		cl.aof = &aofState{}
+	}
 	h.lockStripes(cl, cmd, args)
 	defer h.unlockStripes(cl)
 	if h.rw.active.Load() {
@@ -328,13 +333,17 @@ func (cl *client) holdsReplies() bool {
 	if h == nil || h.aof == nil {
 		return false
 	}
-	return len(cl.aof.marks) > 0 || (cl.aof.end > cl.aof.committed && h.aof.Policy() == aof.FsyncAlways)
+	st := cl.aof
+	return st != nil && (len(st.marks) > 0 || (st.end > st.committed && h.aof.Policy() == aof.FsyncAlways))
 }
 
 // afterBatch commits the batch's records and, if they must be durable
 // first, moves the batch's replies (cl.out[base:]) to the held queue.
-func (h *Handler) afterBatch(cl *client, c *eventloop.Conn, base int) {
-	st := &cl.aof
+func (h *Handler) afterBatch(cl *client, base int) {
+	st := cl.aof
+	if st == nil {
+		return
+	}
 	if st.end > st.committed {
 		st.committed = st.end
 		if st.onSync == nil {
@@ -361,7 +370,7 @@ func (h *Handler) afterBatch(cl *client, c *eventloop.Conn, base int) {
 // synced runs on the writer goroutine once the records up to end are
 // durable (ok) or failed: it hands the release to the loop.
 func (cl *client) synced(end int64, ok bool) {
-	st := &cl.aof
+	st := cl.aof
 	if !ok {
 		st.failed.Store(true)
 	}
@@ -380,7 +389,7 @@ func (cl *client) synced(end int64, ok bool) {
 // connection closes, so no write it sent is acknowledged without being on
 // disk.
 func (cl *client) releaseHeld() {
-	st := &cl.aof
+	st := cl.aof
 	if len(st.marks) == 0 {
 		return
 	}

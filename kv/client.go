@@ -24,12 +24,12 @@ type client struct {
 	parser resp.Parser
 	out    []byte // the Conn's output buffer while OnTraffic runs, else nil
 
-	proto           int   // 2 or 3
-	authed          bool  // AUTH succeeded, or no password was required at connect
-	closeAfterReply bool  // QUIT, protocol error, CLIENT KILL of itself
-	valueDigits     uint8 // digits of the last GET value's length: the next header's guess
-	batchCmds       int64 // commands run in the current OnTraffic call
-	aof             aofState
+	proto           int       // 2 or 3
+	authed          bool      // AUTH succeeded, or no password was required at connect
+	closeAfterReply bool      // QUIT, protocol error, CLIENT KILL of itself
+	valueDigits     uint8     // digits of the last GET value's length: the next header's guess
+	batchCmds       int64     // commands run in the current OnTraffic call
+	aof             *aofState // persistence state, from the client's first logged write (aof.go)
 
 	// Immutable after OnOpen.
 	id         int64

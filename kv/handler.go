@@ -189,14 +189,14 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 		// Refused by protected mode and closing: its input is dropped.
 		return len(in)
 	}
-	if cl.closeAfterReply || cl.aof.closing {
+	if cl.closeAfterReply || (cl.aof != nil && cl.aof.closing) {
 		return len(in)
 	}
 	cl.out = c.OutputBuffer()
 	base := len(cl.out)
 	consumed := h.onBatch(cl, in)
 	if h.aof != nil {
-		h.afterBatch(cl, c, base)
+		h.afterBatch(cl, base)
 	}
 	if cl.out != nil {
 		c.SetOutputBuffer(cl.out)
