@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 )
 
@@ -39,7 +40,7 @@ const (
 var errTruncated = errors.New("truncated")
 
 // Load replays the append-only file at path through exec, one command at a
-// time in file order. A missing file loads nothing. A last command cut short
+// time in file order; args are valid only during the call. A missing file loads nothing. A last command cut short
 // by the end of the file (a crash mid-write) is cut off the file when
 // repairTruncated is set, as Redis's aof-load-truncated yes does, and is an
 // error otherwise. A malformed command before the end is a *CorruptError
@@ -94,14 +95,20 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 
 // reader parses RESP multibulk commands from a stream, counting offsets.
 type reader struct {
-	br  *bufio.Reader
-	off int64
+	br    *bufio.Reader
+	off   int64
+	arena []byte // the current command's arguments, each followed by CRLF
+	ends  []int  // where each argument ends in arena
 }
 
 // command reads one command into args. At a clean end of file it returns
 // io.EOF without consuming anything; an end inside a command is
 // errTruncated; anything else malformed is a descriptive error.
 func (r *reader) command(args [][]byte) ([][]byte, error) {
+	r.arena, r.ends = r.arena[:0], r.ends[:0]
+	if cap(r.arena) > 1<<20 {
+		r.arena = nil // after a huge value, do not pin it for the rest of the load
+	}
 	n, err := r.header('*')
 	if err != nil {
 		return args, err
@@ -120,7 +127,9 @@ func (r *reader) command(args [][]byte) ([][]byte, error) {
 		if l < 0 || l > maxBulk {
 			return args, fmt.Errorf("bulk length %d out of range 0..%d", l, maxBulk)
 		}
-		b := make([]byte, l+2)
+		start := len(r.arena)
+		r.arena = slices.Grow(r.arena, int(l)+2)[:start+int(l)+2]
+		b := r.arena[start:]
 		m, err := io.ReadFull(r.br, b)
 		r.off += int64(m)
 		if err != nil {
@@ -129,7 +138,14 @@ func (r *reader) command(args [][]byte) ([][]byte, error) {
 		if b[l] != '\r' || b[l+1] != '\n' {
 			return args, fmt.Errorf("bulk of length %d not followed by CRLF", l)
 		}
-		args = append(args, b[:l])
+		r.ends = append(r.ends, len(r.arena)-2)
+	}
+	// The arguments are slices of one arena, reused by the next command:
+	// cut only now, since growing the arena may have moved it.
+	from := 0
+	for _, end := range r.ends {
+		args = append(args, r.arena[from:end:end])
+		from = end + 2
 	}
 	return args, nil
 }
