@@ -69,6 +69,8 @@ type Writer struct {
 	closed   bool
 	rw       *rewriteState // non-nil while a rewrite collects the tail
 
+	appendedPub atomic.Int64 // appended, for readers without mu
+
 	// Written by the writer goroutine; read by anyone.
 	written  atomic.Int64 // logical offset the file holds (maybe unsynced)
 	durable  atomic.Int64 // logical offset synced to disk
@@ -150,6 +152,7 @@ func (w *Writer) End(buf []byte) int64 {
 	w.buf = buf
 	w.appended += n
 	end := w.appended
+	w.appendedPub.Store(end)
 	w.mu.Unlock()
 	w.pending.Add(n)
 	return end
@@ -182,6 +185,12 @@ func (w *Writer) signal() {
 	default:
 	}
 }
+
+// Appended returns the logical offset of the end of the last record
+// appended; Durable the offset up to which records are written and, under
+// FsyncAlways, synced.
+func (w *Writer) Appended() int64 { return w.appendedPub.Load() }
+func (w *Writer) Durable() int64  { return w.durable.Load() }
 
 // WriteError returns the last write or sync error, or "" when the last
 // attempt succeeded. While it is set, a server should refuse writes

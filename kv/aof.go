@@ -325,41 +325,75 @@ func (h *Handler) unlockStripes(cl *client) {
 	cl.aof.stripes = cl.aof.stripes[:0]
 }
 
-// holdsReplies reports whether cl's replies must wait for the log: under
-// appendfsync always, once the current batch logged a record, or while
-// earlier replies still wait.
+// holdsReplies reports whether cl's replies must wait for the log: while
+// earlier replies wait, and under appendfsync always while any record, of
+// this client or another, is not yet durable (a reply may show its value).
 func (cl *client) holdsReplies() bool {
 	h := cl.h
 	if h == nil || h.aof == nil {
 		return false
 	}
-	st := cl.aof
-	return st != nil && (len(st.marks) > 0 || (st.end > st.committed && h.aof.Policy() == aof.FsyncAlways))
+	if st := cl.aof; st != nil && len(st.marks) > 0 {
+		return true
+	}
+	w := h.aof
+	if w.Policy() != aof.FsyncAlways {
+		return false
+	}
+	if w.WriteError() != "" {
+		return cl.aof != nil && cl.aof.end > w.Durable()
+	}
+	return w.Appended() > w.Durable()
 }
 
-// afterBatch commits the batch's records and, if they must be durable
-// first, moves the batch's replies (cl.out[base:]) to the held queue.
+// afterBatch commits the batch's records and, if its replies must wait,
+// moves them (cl.out[base:]) to the held queue. Under appendfsync always a
+// batch's replies wait until every record appended so far, by any client,
+// is durable: its own writes, and any other write whose value a reply of
+// this batch may show. So, as with Redis (which syncs before it writes any
+// reply), no client sees a value that a crash could still take back.
 func (h *Handler) afterBatch(cl *client, base int) {
+	w := h.aof
 	st := cl.aof
-	if st == nil {
-		return
-	}
-	if st.end > st.committed {
-		st.committed = st.end
-		if st.onSync == nil {
-			st.onSync = cl.synced
-			st.release = func(*eventloop.Conn) { cl.releaseHeld() }
+	if w.Policy() != aof.FsyncAlways {
+		if st != nil && st.end > st.committed {
+			st.committed = st.end
+			w.Commit(st.end, nil) // wakes the writer; never keeps fn
 		}
-		if !h.aof.Commit(st.end, st.onSync) {
-			st.marks = append(st.marks, holdMark{end: st.end})
+	} else if cl.out != nil && len(cl.out) > base {
+		end := w.Appended()
+		if w.WriteError() != "" {
+			// The disk refuses writes: answer reads rather than hold them
+			// behind records that may never be written; a batch with
+			// writes of its own still waits (and fails) for them.
+			end = 0
+			if st != nil {
+				end = st.end
+			}
+		}
+		if end > w.Durable() {
+			if st == nil {
+				st = &aofState{}
+				cl.aof = st
+			}
+			if end > st.committed {
+				st.committed = end
+				if st.onSync == nil {
+					st.onSync = cl.synced
+					st.release = func(*eventloop.Conn) { cl.releaseHeld() }
+				}
+				if !w.Commit(end, st.onSync) {
+					st.marks = append(st.marks, holdMark{end: end})
+				}
+			}
 		}
 	}
-	if len(st.marks) == 0 || cl.out == nil {
+	if st == nil || len(st.marks) == 0 || cl.out == nil {
 		return
 	}
 	st.held = append(st.held, cl.out[base:]...)
 	cl.out = cl.out[:base]
-	// A batch that logged nothing waits with the one before it.
+	// A batch that waits for nothing newer waits with the one before it.
 	st.marks[len(st.marks)-1].n = len(st.held)
 	if cl.closeAfterReply {
 		st.closing = true

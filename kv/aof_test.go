@@ -2,10 +2,12 @@ package kv_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -198,4 +200,72 @@ func clip(s string) string {
 		return s[:40] + "…" + s[len(s)-40:]
 	}
 	return s
+}
+
+// TestAOFReadersSeeOnlyDurableValues: under appendfsync always, one
+// connection pipelines SETs of ever new values while another reads the key
+// over and over: every value a GET returns was already written and synced
+// when the reply arrived, as with Redis, which syncs before it writes any
+// reply.
+func TestAOFReadersSeeOnlyDurableValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "appendonly.aof")
+	s, w := startPersistent(t, path, aof.FsyncAlways)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		nc, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer nc.Close()
+		rd := bufio.NewReader(nc)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var req []byte
+			for j := 0; j < 16; j++ {
+				req = append(req, encodeCommand([]string{"SET", "k", fmt.Sprintf("value-%d-%d", i, j)})...)
+			}
+			if _, err := nc.Write(req); err != nil {
+				t.Error(err)
+				return
+			}
+			for j := 0; j < 16; j++ {
+				if _, err := rd.ReadString('\n'); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	r := dialRaw(t, s.addr)
+	seen := 0
+	for i := 0; i < 300; i++ {
+		reply := r.do("GET", "k")
+		if !strings.HasPrefix(reply, "$") || reply == "$-1\r\n" {
+			continue
+		}
+		durable := w.Durable() // the file started empty: offsets are file offsets
+		val := reply[strings.Index(reply, "\r\n")+2 : len(reply)-2]
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := bytes.Index(b, []byte("\r\n"+val+"\r\n"))
+		if at < 0 || int64(at+len(val)+4) > durable {
+			t.Fatalf("GET returned %q (at file offset %d) while only %d bytes were synced", val, at, durable)
+		}
+		seen++
+	}
+	close(stop)
+	wg.Wait()
+	if seen == 0 {
+		t.Fatal("no GET saw a value")
+	}
 }
