@@ -70,6 +70,7 @@ var logRules = map[string]logRule{
 func init() {
 	for _, cmd := range commandTable {
 		cmd.logged = hasWord(cmd.flags, "write")
+		cmd.reads = hasWord(cmd.flags, "readonly")
 		cmd.logRule = logRules[cmd.name]
 	}
 }
@@ -104,6 +105,24 @@ func (h *Handler) AttachAOF(w *aof.Writer, loadTruncated bool) {
 	h.aofLoadTruncated = loadTruncated
 	h.rw.attached.Store(w)
 	h.stripes = make([]sync.Mutex, h.store.ShardCount())
+}
+
+// callReader runs a read command and then, under appendfsync always,
+// takes and drops the stripes of its keys (every stripe for a command over
+// the whole keyspace): a write holds its stripe from its store operation
+// until its record is appended, so once the read gets through, every value
+// it may have shown is in the log, and the batch's wait for the log's end
+// (afterBatch) covers it.
+func (h *Handler) callReader(cl *client, cmd *command, args [][]byte) {
+	cmd.fn(h, cl, args)
+	if h.aof.Policy() != aof.FsyncAlways {
+		return
+	}
+	if cl.aof == nil {
+		cl.aof = &aofState{}
+	}
+	h.lockStripes(cl, cmd, args)
+	h.unlockStripes(cl)
 }
 
 // callLogged runs a write command under its stripes and logs what it did.
@@ -295,7 +314,7 @@ func bulkPayload(reply []byte) ([]byte, bool) {
 func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 	s := cl.aof.stripes[:0]
 	switch {
-	case cmd.logRule == logFlush:
+	case cmd.logRule == logFlush, cmd.reads && cmd.firstKey == 0:
 		for i := range h.stripes {
 			s = append(s, i)
 		}

@@ -31,6 +31,7 @@ type command struct {
 	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
 	subOrder []*command          // subs in table order, for COMMAND INFO
 	logged   bool                // write flag: logged to the append-only file (aof.go)
+	reads    bool                // readonly flag: waits for the log under appendfsync always (aof.go)
 	logRule  logRule             // how it is logged (aof.go)
 }
 

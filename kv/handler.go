@@ -337,9 +337,15 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	if cl.lastCmd.Load() != cmd {
 		cl.lastCmd.Store(cmd)
 	}
-	if cmd.logged && h.aof != nil {
-		h.callLogged(cl, cmd, args)
-		return
+	if h.aof != nil {
+		if cmd.logged {
+			h.callLogged(cl, cmd, args)
+			return
+		}
+		if cmd.reads {
+			h.callReader(cl, cmd, args)
+			return
+		}
 	}
 	cmd.fn(h, cl, args)
 }
