@@ -401,8 +401,14 @@ func (h *Handler) afterBatch(cl *client, base int) {
 					st.onSync = cl.synced
 					st.release = func(*eventloop.Conn) { cl.releaseHeld() }
 				}
-				if !w.Commit(end, st.onSync) {
-					st.marks = append(st.marks, holdMark{end: end})
+				// The reservation keeps a graceful close (QUIT, the peer's
+				// half-close, SIGTERM) waiting for these replies.
+				if cl.conn == nil || cl.conn.Reserve() == nil {
+					if !w.Commit(end, st.onSync) {
+						st.marks = append(st.marks, holdMark{end: end})
+					} else if cl.conn != nil {
+						_ = cl.conn.ExecuteReserved(st.release)
+					}
 				}
 			}
 		}
@@ -433,7 +439,7 @@ func (cl *client) synced(end int64, ok bool) {
 			break
 		}
 	}
-	_ = cl.conn.Execute(cl.aof.release)
+	_ = cl.conn.ExecuteReserved(st.release)
 }
 
 // releaseHeld runs on the loop: it writes the held replies whose records

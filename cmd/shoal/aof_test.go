@@ -659,3 +659,49 @@ func TestConfigAppendfsyncAtRunTime(t *testing.T) {
 		t.Fatalf("k after restart: %q %v", v, err)
 	}
 }
+
+// TestSIGTERMAnswersHeldReplies: under appendfsync always, replies wait for
+// the sync; a SIGTERM that arrives meanwhile still delivers every one of
+// them (the connection's close waits for the reservation), and the writes
+// are all in the file after the restart.
+func TestSIGTERMAnswersHeldReplies(t *testing.T) {
+	dir := t.TempDir()
+	p := startBinary(t, aofArgs(dir, "always")...)
+	c, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rd := bufio.NewReader(c)
+	const n = 2000
+	var req []byte
+	for i := 0; i < n; i++ {
+		req = append(req, respCommand("INCR", "n")...)
+	}
+	if _, err := c.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	for i := 1; i <= n; i++ {
+		line, err := rd.ReadString('\n')
+		if err != nil || line != ":"+strconv.Itoa(i)+"\r\n" {
+			t.Fatalf("reply %d: %q %v", i, line, err)
+		}
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("shoal did not exit after SIGTERM")
+	}
+	p2 := startBinary(t, aofArgs(dir, "always")...)
+	if v, err := client(t, p2.addr()).Get(context.Background(), "n").Int(); err != nil || v != n {
+		t.Fatalf("n after restart = %d, %v", v, err)
+	}
+}
