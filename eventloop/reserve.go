@@ -23,15 +23,12 @@ func (c *Conn) Reserve() error {
 // run on c's loop and settles the reservation. Any goroutine may call it.
 // If c failed meanwhile (it was not closed gracefully), fn does not run.
 func (c *Conn) ExecuteReserved(fn func(c *Conn)) error {
-	err := c.loop.enqueue(task{kind: taskExecute, c: c, fn: fn})
-	// The queued task now stands for the reservation (or nothing will
-	// run): either way the reservation's own count goes.
-	c.queued.Add(-1)
-	if err == nil {
-		return nil
+	// The reservation's count passes to the task under the loop's lock, so
+	// a close never sees the count without the task nor the task counted
+	// twice.
+	err := c.loop.enqueue(task{kind: taskExecute, c: c, fn: fn, reserved: true})
+	if err != nil {
+		c.queued.Add(-1) // nothing will run; c is closed or its loop stopped
 	}
-	// c cannot wait for the reservation any more; wake the loop in case a
-	// close was waiting for it.
-	c.loop.wake()
 	return err
 }

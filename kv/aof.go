@@ -31,10 +31,13 @@ import (
 // keeps expired keys until the load ends (Redis logs a DEL when a key
 // expires; Shoal logs it when a write finds one gone).
 //
-// Under appendfsync always, the replies of a batch that logged anything are
-// held back (aofHold) and handed to the connection once the writer has
-// synced the batch's last record; later batches' replies queue behind them,
-// so the order of replies is kept.
+// Under appendfsync always, the replies of a batch are held back while any
+// record appended so far (by any client) is not yet durable, and handed to
+// the connection through Conn.ExecuteReserved once the writer has synced
+// it; later batches' replies queue behind them, so the order of replies is
+// kept, and the reservation makes a graceful close wait for them. A read
+// passes its keys' stripes first (callReader), so the records of the values
+// it shows are among those waited for.
 
 // logRule says how a write command is logged.
 type logRule uint8
