@@ -21,6 +21,9 @@ type task struct {
 	c    *Conn
 	data *bytebufferpool.ByteBuffer
 	fn   func(*Conn)
+	// reserved: the task settles a Conn.Reserve, which already counted it
+	// in c.queued.
+	reserved bool
 }
 
 // enqueue hands t to the loop from any goroutine. Only the first task of a
@@ -37,7 +40,9 @@ func (l *loop) enqueue(t task) error {
 			l.mu.Unlock()
 			return ErrConnClosed
 		}
-		t.c.queued.Add(1)
+		if !t.reserved {
+			t.c.queued.Add(1)
+		}
 	}
 	l.tasks = append(l.tasks, t)
 	var err error

@@ -32,6 +32,7 @@ type client struct {
 	failed          bool       // the running command replied with an error
 	sampleTick      uint32     // commands run, to pick the ones timed
 	stats           *loopStats // the counters of the client's loop
+	aof             *aofState  // persistence state, from the client's first logged write (aof.go)
 
 	// Immutable after OnOpen.
 	id         int64

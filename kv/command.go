@@ -31,6 +31,9 @@ type command struct {
 	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
 	subOrder []*command          // subs in table order, for COMMAND INFO
 	statsID  int                 // index into commandsByID and the per-loop counters
+	logged   bool                // write flag: logged to the append-only file (aof.go)
+	reads    bool                // readonly flag: waits for the log under appendfsync always (aof.go)
+	logRule  logRule             // how it is logged (aof.go)
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements

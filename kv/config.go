@@ -58,8 +58,8 @@ func (c *config) init(h *Handler, o Options) {
 		static("databases", "1"),
 		static("proto-max-bulk-len", strconv.FormatInt(o.Limits.MaxBulkLen, 10)),
 		{name: "save", get: func(*config) string { return "" }, set: onlyValue("save", "")},
-		{name: "appendonly", get: func(*config) string { return "no" }, set: onlyValue("appendonly", "no")},
 	}
+	c.params = append(c.params, aofParams()...)
 }
 
 // requirePass returns the current password ("" when none is required).

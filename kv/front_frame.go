@@ -105,6 +105,9 @@ func (f *frameFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 
 // serve appends the response to one request.
 func (f *frameFront) serve(req *frame.Request, out []byte) []byte {
+	if f.h.aof != nil && (req.Op == frame.OpSet || req.Op == frame.OpDel) {
+		return frame.AppendErrorResponse(out, errFrontNotLogged)
+	}
 	switch req.Op {
 	case frame.OpGet:
 		start := len(out)

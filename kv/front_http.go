@@ -247,6 +247,9 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		return out
 	case "PUT":
 		hc.op = f.setID
+		if f.h.aof != nil {
+			return reply(503, errFrontNotLogged)
+		}
 		o := store.SetOptions{}
 		if ttl, present := queryParam(query, "ttl"); present {
 			secs, ok := ascii.ParseInt(ttl)
@@ -261,6 +264,9 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	case "DELETE":
 		hc.op = f.delID
+		if f.h.aof != nil {
+			return reply(503, errFrontNotLogged)
+		}
 		one := [1][]byte{key}
 		if f.h.store.Del(one[:]) == 0 {
 			return reply(404, "no such key")
@@ -269,6 +275,11 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 	}
 	return appendNotAllowed(out, date, conn, req, "GET, HEAD, PUT, DELETE")
 }
+
+// errFrontNotLogged answers a write over the HTTP or frame front while the
+// append-only file is on: those writes bypass the command path that logs
+// them, so they are refused rather than acknowledged and lost on restart.
+const errFrontNotLogged = "writes over this front are not logged to the append-only file; with appendonly yes write over RESP"
 
 // maxTTLSeconds keeps now+ttl in milliseconds far from overflowing.
 const maxTTLSeconds = 1 << 40
@@ -283,6 +294,9 @@ func (f *httpFront) incr(key, query []byte, req *http1.Request, date *http1.Date
 			return appendHTTPText(out, date, 400, conn, req, "invalid by "+strconv.Quote(string(v))+": "+store.ErrNotInteger.Error())
 		}
 		by = n
+	}
+	if f.h.aof != nil {
+		return appendHTTPText(out, date, 503, conn, req, errFrontNotLogged)
 	}
 	n, err := f.h.store.IncrBy(key, by)
 	if err != nil {

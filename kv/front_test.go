@@ -21,13 +21,17 @@ type fronts struct {
 
 // startFronts serves RESP, HTTP and frames on ports of host (127.0.0.1 if
 // empty) until the test ends.
-func startFronts(t testing.TB, o kv.Options, eo eventloop.Options, host string) *fronts {
+// Each of setup runs on the Handler before the Server starts.
+func startFronts(t testing.TB, o kv.Options, eo eventloop.Options, host string, setup ...func(*kv.Handler)) *fronts {
 	t.Helper()
 	if host == "" {
 		host = "127.0.0.1"
 	}
 	st := store.New(store.Options{})
 	h := kv.New(st, o)
+	for _, f := range setup {
+		f(h)
+	}
 	eo.Addr = host + ":0"
 	if eo.Loops == 0 {
 		eo.Loops = 2

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoalkv/shoal/internal/ascii"
 
+	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
@@ -83,6 +84,14 @@ type Handler struct {
 	// Conn mid-batch: the Server's FlushThreshold, read at OnBoot.
 	flushBytes atomic.Int64
 
+	// aof, if set (AttachAOF, before serving), logs every write;
+	// stripes orders the logging of writes to one shard (aof.go).
+	aof              *aof.Writer
+	stripes          []sync.Mutex
+	aofLoadTruncated bool
+	rw               rewriter
+	fsyncIdle        string // CONFIG appendfsync while no file is attached; under cfg.mu
+
 	closeOnce sync.Once
 	done      chan struct{}
 }
@@ -109,6 +118,10 @@ func New(s *store.Store, o Options) *Handler {
 	}
 	h := &Handler{store: s, opts: o, start: time.Now(), done: make(chan struct{})}
 	h.flushBytes.Store(eventloop.DefaultFlushThreshold)
+	h.fsyncIdle = "everysec"
+	h.aofLoadTruncated = true
+	h.rw.autoPercent.Store(100)
+	h.rw.autoMinSize.Store(64 << 20)
 	h.cfg.init(h, o)
 	h.clock.Store(nowMillis())
 	go h.cron()
@@ -179,11 +192,15 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 		// Refused by protected mode and closing: its input is dropped.
 		return len(in)
 	}
-	if cl.closeAfterReply {
+	if cl.closeAfterReply || (cl.aof != nil && cl.aof.closing) {
 		return len(in)
 	}
 	cl.out = c.OutputBuffer()
+	base := len(cl.out)
 	consumed := h.onBatch(cl, in)
+	if h.aof != nil {
+		h.afterBatch(cl, base)
+	}
 	if cl.out != nil {
 		c.SetOutputBuffer(cl.out)
 		cl.out = nil
@@ -255,7 +272,7 @@ func (h *Handler) execute(cl *client, in []byte) int {
 		if cl.closeAfterReply {
 			return len(in)
 		}
-		if int64(len(cl.out)) >= h.flushBytes.Load() && cl.conn != nil {
+		if int64(len(cl.out)) >= h.flushBytes.Load() && cl.conn != nil && !cl.holdsReplies() {
 			if !cl.flushMidBatch() {
 				return len(in)
 			}
@@ -332,15 +349,22 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	cl.failed = false
 	timed := cl.sampleTick%timedEvery == 0
 	cl.sampleTick++
-	if !timed {
-		cmd.fn(h, cl, args)
-		counters.count(cl.failed)
-		return
+	var start int64
+	if timed {
+		start = monotonicNanos()
 	}
-	start := monotonicNanos()
-	cmd.fn(h, cl, args)
+	switch {
+	case h.aof != nil && cmd.logged:
+		h.callLogged(cl, cmd, args)
+	case h.aof != nil && cmd.reads:
+		h.callReader(cl, cmd, args)
+	default:
+		cmd.fn(h, cl, args)
+	}
 	counters.count(cl.failed)
-	counters.observe(monotonicNanos() - start)
+	if timed {
+		counters.observe(monotonicNanos() - start)
+	}
 }
 
 // opsSampler computes instantaneous_ops_per_sec the way Redis does: the
@@ -383,6 +407,7 @@ func (h *Handler) cron() {
 		case now := <-t.C:
 			h.clock.Store(now.UnixMilli())
 			h.ops.sample(h.totalCommands(), now)
+			h.maybeAutoRewrite()
 		}
 	}
 }

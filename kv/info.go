@@ -130,8 +130,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("keyspace_hits", st.Hits)
 		field("keyspace_misses", st.Misses)
 	case "persistence":
-		// Shoal keeps nothing on disk; these are the values monitoring
-		// tools expect from a Redis with persistence off.
+		// No RDB: the rdb fields are those of a Redis with saving off.
 		b = append(b, "# Persistence\r\n"...)
 		field("loading", 0)
 		field("async_loading", 0)
@@ -139,9 +138,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("rdb_bgsave_in_progress", 0)
 		field("rdb_last_save_time", h.start.Unix())
 		field("rdb_last_bgsave_status", "ok")
-		field("aof_enabled", 0)
-		field("aof_rewrite_in_progress", 0)
-		field("aof_last_bgrewrite_status", "ok")
+		h.aofInfo(field)
 	case "replication":
 		b = append(b, "# Replication\r\n"...)
 		field("role", "master")

@@ -138,6 +138,11 @@ var commandTable = []*command{
 			"O(N) where N is the total number of keys in all databases"},
 	},
 	{
+		name: "bgrewriteaof", arity: 1, fn: cmdBGRewriteAOF,
+		flags: "admin noscript no_async_loading", acl: "@admin @slow @dangerous",
+		doc: commandDoc{"Rewrites the append-only file in the background, compacted.", "1.0.0", "server", "O(1)"},
+	},
+	{
 		name: "time", arity: 1, fn: cmdTime,
 		flags: "loading stale fast", acl: "@fast", tips: "nondeterministic_output",
 		doc: commandDoc{"Returns the server time.", "2.6.0", "server", "O(1)"},

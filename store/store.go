@@ -32,6 +32,8 @@ type Store struct {
 	policy    atomic.Int32
 	used      atomic.Int64 // sum of shard.used, kept by every write
 
+	loading atomic.Bool // SetLoading: the clock reads 0 and nothing expires
+
 	expiredKeys atomic.Int64
 	evictedKeys atomic.Int64
 
@@ -68,6 +70,13 @@ func New(o Options) *Store {
 	}
 	if s.now == nil {
 		s.now = func() int64 { return time.Now().UnixMilli() }
+	}
+	clock := s.now
+	s.now = func() int64 {
+		if s.loading.Load() {
+			return 0
+		}
+		return clock()
 	}
 	s.clock.Store(uint32(s.now()/1000) & lruMask)
 	s.maxMemory.Store(o.MaxMemory)

@@ -26,6 +26,10 @@
 // --engine gnet serves the same handler on gnet v2 instead of Shoal's own
 // event loops (--engine native, the default); eventloop/gnetengine's
 // documentation lists what that engine does differently.
+//
+// Persistence: --appendonly yes logs every write to --appendfilename in
+// --dir and replays it at startup, before the port opens; --appendfsync
+// always acknowledges a write only once it is on disk (see package aof).
 package main
 
 import (
@@ -42,6 +46,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/eventloop/gnetengine"
 	"github.com/shoalkv/shoal/kv"
@@ -69,6 +74,11 @@ type config struct {
 	maxQueryBuffer  int
 	shutdownTimeout time.Duration
 	pprofAddr       string
+	appendOnly      bool
+	appendFsync     aof.Fsync
+	dir             string
+	appendFilename  string
+	loadTruncated   bool
 }
 
 func main() {
@@ -110,6 +120,11 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	maxQuery := fs.String("max-query-buffer", env("max-query-buffer", "64mb"), "close a client whose unparsed input exceeds this")
 	shutdown := fs.String("shutdown-timeout", env("shutdown-timeout", "30s"), "how long SIGTERM waits for replies to drain")
 	pprofAddr := fs.String("pprof-addr", env("pprof-addr", ""), "serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (empty: off)")
+	appendOnly := fs.String("appendonly", env("appendonly", "no"), "yes: log every write to the append-only file and load it at startup")
+	appendFsync := fs.String("appendfsync", env("appendfsync", "everysec"), "always (reply after fdatasync, grouped per batch), everysec or no")
+	dir := fs.String("dir", env("dir", "."), "working directory; the append-only file is created in it")
+	appendFilename := fs.String("appendfilename", env("appendfilename", "appendonly.aof"), "name of the append-only file, in --dir")
+	loadTruncated := fs.String("aof-load-truncated", env("aof-load-truncated", "yes"), "yes: a truncated last command in the append-only file is cut off at load")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -185,7 +200,31 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if c.shutdownTimeout, err = parseDuration(*shutdown); err != nil || c.shutdownTimeout <= 0 {
 		return c, fmt.Errorf("--shutdown-timeout %q: want a positive duration", *shutdown)
 	}
+	if c.appendOnly, err = parseYesNo(*appendOnly); err != nil {
+		return c, fmt.Errorf("--appendonly %q: want yes or no", *appendOnly)
+	}
+	if c.loadTruncated, err = parseYesNo(*loadTruncated); err != nil {
+		return c, fmt.Errorf("--aof-load-truncated %q: want yes or no", *loadTruncated)
+	}
+	if c.appendFsync, err = aof.ParseFsync(strings.ToLower(*appendFsync)); err != nil {
+		return c, fmt.Errorf("--appendfsync: %w", err)
+	}
+	c.dir = *dir
+	c.appendFilename = *appendFilename
+	if c.appendFilename == "" || strings.ContainsRune(c.appendFilename, '/') {
+		return c, fmt.Errorf("--appendfilename %q: want a file name without a directory (use --dir)", c.appendFilename)
+	}
 	return c, nil
+}
+
+func parseYesNo(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "yes":
+		return true, nil
+	case "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("want yes or no")
 }
 
 // parseDuration accepts Go durations ("300s") and plain seconds ("300"), the
@@ -195,6 +234,28 @@ func parseDuration(s string) (time.Duration, error) {
 		return time.Duration(n) * time.Second, nil
 	}
 	return time.ParseDuration(s)
+}
+
+// loadAndOpenAOF replays the append-only file and attaches a writer to it.
+func loadAndOpenAOF(h *kv.Handler, cfg config, logger *slog.Logger) (*aof.Writer, error) {
+	start := time.Now()
+	logger.Info("loading the append only file", "path", cfg.appendFilename)
+	st, err := h.LoadAOF(cfg.appendFilename, cfg.loadTruncated)
+	if err != nil {
+		return nil, err
+	}
+	if st.Truncated > 0 {
+		logger.Warn("the append only file ended with a truncated command: cut it off (aof-load-truncated yes)",
+			"path", cfg.appendFilename, "offset", st.Bytes, "bytes_removed", st.Truncated)
+	}
+	logger.Info("append only file loaded", "path", cfg.appendFilename, "commands", st.Commands,
+		"bytes", st.Bytes, "seconds", time.Since(start).Seconds())
+	w, err := aof.Open(cfg.appendFilename, cfg.appendFsync, logger)
+	if err != nil {
+		return nil, err
+	}
+	h.AttachAOF(w, cfg.loadTruncated)
+	return w, nil
 }
 
 func run(cfg config) error {
@@ -217,6 +278,26 @@ func run(cfg config) error {
 		LogLevel:             level,
 	})
 	defer h.Close()
+
+	// The file is loaded before the port opens, so no client ever sees a
+	// partial keyspace or needs to handle -LOADING; a client connecting
+	// meanwhile is refused and retries, as it would while the server starts.
+	if err := os.Chdir(cfg.dir); err != nil {
+		return fmt.Errorf("--dir: %w", err)
+	}
+	if cfg.appendOnly {
+		w, err := loadAndOpenAOF(h, cfg, logger)
+		if err != nil {
+			return err
+		}
+		// Runs after the server's shutdown (defers are LIFO): the last
+		// records are written and synced before the process exits.
+		defer func() {
+			if err := w.Close(); err != nil {
+				logger.Error("closing the append only file", "err", err)
+			}
+		}()
+	}
 
 	var bal eventloop.Balancer
 	switch cfg.balancer {

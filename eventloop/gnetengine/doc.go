@@ -31,6 +31,9 @@
 //
 // # What differs from the native engine
 //
+//   - Conn.Reserve does not hold a graceful close: ExecuteReserved is
+//     Execute. A reply held for a disk sync (appendfsync always) can be
+//     lost to a peer's half-close or a Shutdown that gets there first.
 //   - Backpressure holds output, not input. gnet cannot stop reading a
 //     socket, so above OutputHighWater the engine stops presenting input to
 //     the handler, but gnet keeps reading it into its inbound buffer. A

@@ -1,0 +1,635 @@
+package kv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/ascii"
+)
+
+// Persistence hooks. A command with the write flag runs, when an
+// append-only file is attached, under the kv stripe locks of its keys (one
+// stripe per store shard), and its record is appended to the log before the
+// stripes are released: two loops writing one key then log in the order
+// the store applied them, which the file's replay depends on. A record says
+// what the command did, not what it was asked, as Redis propagates it:
+// relative expirations become absolute (PXAT, PEXPIREAT), a conditional
+// write that did nothing is not logged, INCRBYFLOAT becomes a SET of its
+// result, and a read-modify-write command (INCR, APPEND, SETRANGE) that met
+// a missing or expired key is preceded by a DEL of it, because a replay
+// keeps expired keys until the load ends (Redis logs a DEL when a key
+// expires; Shoal logs it when a write finds one gone).
+//
+// Under appendfsync always, the replies of a batch are held back while any
+// record appended so far (by any client) is not yet durable, and handed to
+// the connection through Conn.ExecuteReserved once the writer has synced
+// it; later batches' replies queue behind them, so the order of replies is
+// kept, and the reservation makes a graceful close wait for them. A read
+// passes its keys' stripes first (callReader), so the records of the values
+// it shows are among those waited for.
+
+// logRule says how a write command is logged.
+type logRule uint8
+
+const (
+	logAsIs      logRule = iota // unless the reply is an error
+	logRMW                      // as is, preceded by DEL if the key was missing or expired
+	logSet                      // SET key value [PXAT t] if it wrote; value index in the table below
+	logSetNX                    // SET key value if the reply is :1
+	logSetEX                    // SETEX/PSETEX: SET key value PXAT t
+	logGetSet                   // SET key value
+	logGetDel                   // DEL key if the reply was a value
+	logGetEx                    // PEXPIREAT / PERSIST / DEL per the key's TTL after, if options were given
+	logMSetNX                   // MSET ... if the reply is :1
+	logExpire                   // PEXPIREAT key t (or DEL key) if the reply is :1
+	logIfOne                    // as is if the reply is :1 (PERSIST)
+	logIfNonZero                // as is unless the reply is :0 (DEL, UNLINK)
+	logRenameNX                 // RENAME a b if the reply is :1
+	logIncrFloat                // SET key result [PXAT t]
+	logFlush                    // FLUSHALL; locks every stripe
+)
+
+var logRules = map[string]logRule{
+	"set": logSet, "setnx": logSetNX, "setex": logSetEX, "psetex": logSetEX, "getset": logGetSet,
+	"getdel": logGetDel, "getex": logGetEx, "msetnx": logMSetNX,
+	"incr": logRMW, "decr": logRMW, "incrby": logRMW, "decrby": logRMW, "append": logRMW, "setrange": logRMW,
+	"incrbyfloat": logIncrFloat,
+	"expire":      logExpire, "pexpire": logExpire, "expireat": logExpire, "pexpireat": logExpire,
+	"persist": logIfOne, "del": logIfNonZero, "unlink": logIfNonZero, "renamenx": logRenameNX,
+	"flushall": logFlush, "flushdb": logFlush,
+}
+
+func init() {
+	for _, cmd := range commandTable {
+		cmd.logged = hasWord(cmd.flags, "write")
+		cmd.reads = hasWord(cmd.flags, "readonly")
+		cmd.logRule = logRules[cmd.name]
+	}
+}
+
+// aofState is a client's part in the append-only file.
+type aofState struct {
+	end       int64 // logical offset of the end of its last record
+	committed int64 // end as last passed to Writer.Commit
+	scratch   []byte
+	stripes   []int
+
+	// Under appendfsync always: replies waiting for their records to be
+	// durable, in order, each batch marked with the offset it waits for.
+	held    []byte
+	marks   []holdMark
+	closing bool         // QUIT (or an error) arrived while replies were held
+	durable atomic.Int64 // highest offset the writer confirmed, for this client
+	failed  atomic.Bool  // the writer could not make a held record durable
+	onSync  func(end int64, ok bool)
+	release func(c *eventloop.Conn)
+}
+
+type holdMark struct {
+	end int64
+	n   int // len(held) after the batch
+}
+
+// AttachAOF makes h log every write to w, from the next command on. Call it
+// before serving, after LoadAOF.
+func (h *Handler) AttachAOF(w *aof.Writer, loadTruncated bool) {
+	h.aof = w
+	h.aofLoadTruncated = loadTruncated
+	h.rw.attached.Store(w)
+	h.stripes = make([]sync.Mutex, h.store.ShardCount())
+}
+
+// callReader runs a read command and then, under appendfsync always,
+// takes and drops the stripes of its keys (every stripe for a command over
+// the whole keyspace): a write holds its stripe from its store operation
+// until its record is appended, so once the read gets through, every value
+// it may have shown is in the log, and the batch's wait for the log's end
+// (afterBatch) covers it.
+func (h *Handler) callReader(cl *client, cmd *command, args [][]byte) {
+	cmd.fn(h, cl, args)
+	if h.aof.Policy() != aof.FsyncAlways {
+		return
+	}
+	if cl.aof == nil {
+		cl.aof = &aofState{}
+	}
+	h.lockStripes(cl, cmd, args)
+	h.unlockStripes(cl)
+}
+
+// callLogged runs a write command under its stripes and logs what it did.
+func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
+	if msg := h.aof.WriteError(); msg != "" {
+		cl.writeError("MISCONF " + msg)
+		return
+	}
+	if cl.aof == nil {
+		// Allocated on a client's first write, so that clients that only
+		// read (and idle ones) do not carry it.
+		cl.aof = &aofState{}
+	}
+	h.lockStripes(cl, cmd, args)
+	defer h.unlockStripes(cl)
+	if h.rw.active.Load() {
+		h.copyBeforeWrite(cl)
+	}
+	absent := false
+	if cmd.logRule == logRMW {
+		absent = h.store.PTTL(args[1]) == -2
+	}
+	start := len(cl.out)
+	cmd.fn(h, cl, args)
+	reply := cl.out[start:]
+	if len(reply) == 0 || reply[0] == '-' {
+		return
+	}
+	rec := h.record(cl.aof.scratch[:0], cmd, args, reply, absent)
+	cl.aof.scratch = rec
+	if len(rec) == 0 {
+		return
+	}
+	buf := h.aof.Begin()
+	cl.aof.end = h.aof.End(append(buf, rec...))
+}
+
+// record appends the log record of a command that succeeded.
+func (h *Handler) record(dst []byte, cmd *command, args [][]byte, reply []byte, absent bool) []byte {
+	switch cmd.logRule {
+	case logRMW:
+		if absent {
+			dst = aof.AppendCommand(dst, []byte("DEL"), args[1])
+		}
+		return aof.AppendCommand(dst, args...)
+	case logSet:
+		if !setWrote(args, reply) {
+			return dst
+		}
+		return h.appendSetState(dst, args[1], args[2])
+	case logSetNX:
+		if !isOne(reply) {
+			return dst
+		}
+		return h.appendSetState(dst, args[1], args[2])
+	case logSetEX:
+		return h.appendSetState(dst, args[1], args[3])
+	case logGetSet:
+		return h.appendSetState(dst, args[1], args[2])
+	case logGetDel:
+		if isNull(reply) {
+			return dst
+		}
+		return aof.AppendCommand(dst, []byte("DEL"), args[1])
+	case logGetEx:
+		if len(args) == 2 || isNull(reply) {
+			return dst
+		}
+		return h.appendTTLState(dst, args[1])
+	case logMSetNX:
+		if !isOne(reply) {
+			return dst
+		}
+		dst = aof.AppendHeader(dst, len(args))
+		dst = aof.AppendArg(dst, []byte("MSET"))
+		for _, a := range args[1:] {
+			dst = aof.AppendArg(dst, a)
+		}
+		return dst
+	case logExpire:
+		if !isOne(reply) {
+			return dst
+		}
+		return h.appendTTLState(dst, args[1])
+	case logIfOne:
+		if !isOne(reply) {
+			return dst
+		}
+	case logIfNonZero:
+		if bytes.Equal(reply, []byte(":0\r\n")) {
+			return dst
+		}
+	case logRenameNX:
+		if !isOne(reply) {
+			return dst
+		}
+		return aof.AppendCommand(dst, []byte("RENAME"), args[1], args[2])
+	case logIncrFloat:
+		val, ok := bulkPayload(reply)
+		if !ok {
+			return dst
+		}
+		return h.appendSetState(dst, args[1], val)
+	case logFlush:
+		return aof.AppendCommand(dst, []byte("FLUSHALL"))
+	}
+	return aof.AppendCommand(dst, args...)
+}
+
+// appendSetState logs SET key val with key's expiry as it now is in the
+// store, absolute: the TTL the command computed, or the one KEEPTTL kept.
+func (h *Handler) appendSetState(dst, key, val []byte) []byte {
+	t := h.store.ExpireTime(key)
+	switch {
+	case t == -2: // set with a time already past: Redis deletes the key
+		return aof.AppendCommand(dst, []byte("DEL"), key)
+	case t < 0:
+		return aof.AppendCommand(dst, []byte("SET"), key, val)
+	}
+	dst = aof.AppendHeader(dst, 5)
+	dst = aof.AppendArg(dst, []byte("SET"))
+	dst = aof.AppendArg(dst, key)
+	dst = aof.AppendArg(dst, val)
+	dst = aof.AppendArg(dst, []byte("PXAT"))
+	return aof.AppendIntArg(dst, t)
+}
+
+// appendTTLState logs key's expiry as it now is: PEXPIREAT, PERSIST, or a
+// DEL if the new time had already passed.
+func (h *Handler) appendTTLState(dst, key []byte) []byte {
+	t := h.store.ExpireTime(key)
+	switch {
+	case t == -2:
+		return aof.AppendCommand(dst, []byte("DEL"), key)
+	case t < 0:
+		return aof.AppendCommand(dst, []byte("PERSIST"), key)
+	}
+	dst = aof.AppendHeader(dst, 3)
+	dst = aof.AppendArg(dst, []byte("PEXPIREAT"))
+	dst = aof.AppendArg(dst, key)
+	return aof.AppendIntArg(dst, t)
+}
+
+// setWrote reports whether SET with these arguments wrote, from its reply:
+// without NX/XX it always does; with them, +OK says so, or with GET a null
+// (NX: there was no old value) or a value (XX: there was).
+func setWrote(args [][]byte, reply []byte) bool {
+	nx, xx, get := false, false, false
+	for _, a := range args[3:] {
+		switch {
+		case ascii.EqualFold(a, "NX"):
+			nx = true
+		case ascii.EqualFold(a, "XX"):
+			xx = true
+		case ascii.EqualFold(a, "GET"):
+			get = true
+		}
+	}
+	switch {
+	case !nx && !xx:
+		return true
+	case !get:
+		return reply[0] == '+'
+	case nx:
+		return isNull(reply)
+	default:
+		return !isNull(reply)
+	}
+}
+
+func isOne(reply []byte) bool  { return bytes.Equal(reply, []byte(":1\r\n")) }
+func isNull(reply []byte) bool { return reply[0] == '_' || bytes.HasPrefix(reply, []byte("$-1\r\n")) }
+
+// bulkPayload returns the payload of a bulk-string reply.
+func bulkPayload(reply []byte) ([]byte, bool) {
+	if reply[0] != '$' {
+		return nil, false
+	}
+	i := bytes.Index(reply, []byte("\r\n"))
+	if i < 0 || len(reply) < i+4 {
+		return nil, false
+	}
+	return reply[i+2 : len(reply)-2], true
+}
+
+// lockStripes locks the stripes of the command's keys in ascending order
+// (every stripe for FLUSHALL), so commands on overlapping keys cannot
+// deadlock.
+func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
+	s := cl.aof.stripes[:0]
+	switch {
+	case cmd.logRule == logFlush, cmd.reads && cmd.firstKey == 0:
+		for i := range h.stripes {
+			s = append(s, i)
+		}
+	case cmd.firstKey > 0:
+		last := cmd.lastKey
+		if last < 0 {
+			last += len(args)
+		}
+		for i := cmd.firstKey; i <= last && i < len(args); i += cmd.step {
+			s = append(s, h.store.ShardIndex(args[i]))
+		}
+		if len(s) > 1 {
+			slices.Sort(s)
+			s = slices.Compact(s)
+		}
+	}
+	for _, i := range s {
+		h.stripes[i].Lock()
+	}
+	cl.aof.stripes = s
+}
+
+func (h *Handler) unlockStripes(cl *client) {
+	for _, i := range cl.aof.stripes {
+		h.stripes[i].Unlock()
+	}
+	cl.aof.stripes = cl.aof.stripes[:0]
+}
+
+// holdsReplies reports whether cl's replies must wait for the log: while
+// earlier replies wait, and under appendfsync always while any record, of
+// this client or another, is not yet durable (a reply may show its value).
+func (cl *client) holdsReplies() bool {
+	h := cl.h
+	if h == nil || h.aof == nil {
+		return false
+	}
+	if st := cl.aof; st != nil && len(st.marks) > 0 {
+		return true
+	}
+	w := h.aof
+	if w.Policy() != aof.FsyncAlways {
+		return false
+	}
+	if w.WriteError() != "" {
+		return cl.aof != nil && cl.aof.end > w.Durable()
+	}
+	return w.Appended() > w.Durable()
+}
+
+// afterBatch commits the batch's records and, if its replies must wait,
+// moves them (cl.out[base:]) to the held queue. Under appendfsync always a
+// batch's replies wait until every record appended so far, by any client,
+// is durable: its own writes, and any other write whose value a reply of
+// this batch may show. So, as with Redis (which syncs before it writes any
+// reply), no client sees a value that a crash could still take back.
+func (h *Handler) afterBatch(cl *client, base int) {
+	w := h.aof
+	st := cl.aof
+	if w.Policy() != aof.FsyncAlways {
+		if st != nil && st.end > st.committed {
+			st.committed = st.end
+			w.Commit(st.end, nil) // wakes the writer; never keeps fn
+		}
+	} else if cl.out != nil && len(cl.out) > base {
+		end := w.Appended()
+		if w.WriteError() != "" {
+			// The disk refuses writes: answer reads rather than hold them
+			// behind records that may never be written; a batch with
+			// writes of its own still waits (and fails) for them.
+			end = 0
+			if st != nil {
+				end = st.end
+			}
+		}
+		if end > w.Durable() {
+			if st == nil {
+				st = &aofState{}
+				cl.aof = st
+			}
+			if end > st.committed {
+				st.committed = end
+				if st.onSync == nil {
+					st.onSync = cl.synced
+					st.release = func(*eventloop.Conn) { cl.releaseHeld() }
+				}
+				// The reservation keeps a graceful close (QUIT, the peer's
+				// half-close, SIGTERM) waiting for these replies.
+				if cl.conn == nil || cl.conn.Reserve() == nil {
+					if !w.Commit(end, st.onSync) {
+						st.marks = append(st.marks, holdMark{end: end})
+					} else if cl.conn != nil {
+						_ = cl.conn.ExecuteReserved(st.release)
+					}
+				}
+			}
+		}
+	}
+	if st == nil || len(st.marks) == 0 || cl.out == nil {
+		return
+	}
+	st.held = append(st.held, cl.out[base:]...)
+	cl.out = cl.out[:base]
+	// A batch that waits for nothing newer waits with the one before it.
+	st.marks[len(st.marks)-1].n = len(st.held)
+	if cl.closeAfterReply {
+		st.closing = true
+		cl.closeAfterReply = false
+	}
+}
+
+// synced runs on the writer goroutine once the records up to end are
+// durable (ok) or failed: it hands the release to the loop.
+func (cl *client) synced(end int64, ok bool) {
+	st := cl.aof
+	if !ok {
+		st.failed.Store(true)
+	}
+	for ok {
+		d := st.durable.Load()
+		if d >= end || st.durable.CompareAndSwap(d, end) {
+			break
+		}
+	}
+	_ = cl.conn.ExecuteReserved(st.release)
+}
+
+// releaseHeld runs on the loop: it writes the held replies whose records
+// are durable. If the writer failed, a record of this client may never be
+// durable: nothing held is sent, the client gets the MISCONF error and the
+// connection closes, so no write it sent is acknowledged without being on
+// disk.
+func (cl *client) releaseHeld() {
+	st := cl.aof
+	if len(st.marks) == 0 {
+		return
+	}
+	if st.failed.Load() {
+		msg := "MISCONF Errors writing to the AOF file"
+		if e := cl.h.aof.WriteError(); e != "" {
+			msg = "MISCONF " + e
+		}
+		st.held, st.marks = nil, nil
+		_, _ = cl.conn.Write([]byte("-" + msg + "\r\n"))
+		_ = cl.conn.Close()
+		return
+	}
+	d := st.durable.Load()
+	i, n := 0, 0
+	for i < len(st.marks) && st.marks[i].end <= d {
+		n = st.marks[i].n
+		i++
+	}
+	if i == 0 {
+		return
+	}
+	_, _ = cl.conn.Write(st.held[:n])
+	rest := copy(st.held, st.held[n:])
+	st.held = st.held[:rest]
+	st.marks = st.marks[:copy(st.marks, st.marks[i:])]
+	for j := range st.marks {
+		st.marks[j].n -= n
+	}
+	if len(st.marks) == 0 {
+		if cap(st.held) > 64<<10 {
+			st.held = nil
+		}
+		if st.closing {
+			_ = cl.conn.Close()
+		}
+	}
+}
+
+// LoadAOF replays the append-only file at path into the store through the
+// command functions, with expiry suspended (store.SetLoading) so that the
+// keyspace is rebuilt as it was logged. Call it before serving and before
+// AttachAOF. It reports how many commands it ran.
+func (h *Handler) LoadAOF(path string, repairTruncated bool) (aof.LoadStats, error) {
+	h.store.SetLoading(true)
+	defer h.store.SetLoading(false)
+	cl := &client{h: h, proto: 2, authed: true, valueDigits: 1}
+	cl.parser.Limits = h.opts.Limits
+	var firstErr string
+	var errCount int64
+	st, err := aof.Load(path, repairTruncated, func(args [][]byte) error {
+		if dispatchIdx.find(args[0]) == nil {
+			return fmt.Errorf("unknown command '%s' in the append only file", truncateArg(args[0]))
+		}
+		cl.out = cl.out[:0]
+		h.dispatch(cl, args)
+		if len(cl.out) > 0 && cl.out[0] == '-' {
+			errCount++
+			if firstErr == "" {
+				firstErr = string(bytes.TrimRight(cl.out, "\r\n"))
+			}
+		}
+		if cl.closeAfterReply {
+			return errors.New("a command in the append only file closed the connection")
+		}
+		return nil
+	}, func(off int64) {
+		h.opts.Logger.Info("loading the append only file", "path", path, "bytes", off)
+	})
+	if errCount > 0 {
+		h.opts.Logger.Warn("commands in the append only file answered errors", "count", errCount, "first", firstErr)
+	}
+	return st, err
+}
+
+func truncateArg(b []byte) []byte {
+	if len(b) > 64 {
+		return b[:64]
+	}
+	return b
+}
+
+// aofParams are the CONFIG parameters of persistence. appendfsync changes
+// at run time; turning appendonly on or off at run time is not supported.
+func aofParams() []configParam {
+	return []configParam{
+		{name: "appendonly", get: func(c *config) string { return yesNo(c.h.aof != nil) }, set: func(c *config, v string, _ bool) error {
+			if !strings.EqualFold(v, yesNo(c.h.aof != nil)) {
+				return fmt.Errorf("appendonly can only be chosen at startup (--appendonly); it is %s", yesNo(c.h.aof != nil))
+			}
+			return nil
+		}},
+		{name: "appendfsync", get: func(c *config) string {
+			if c.h.aof == nil {
+				return c.h.fsyncIdle
+			}
+			return c.h.aof.Policy().String()
+		}, set: func(c *config, v string, apply bool) error {
+			p, err := aof.ParseFsync(strings.ToLower(v))
+			if err != nil {
+				return err
+			}
+			if apply {
+				if c.h.aof != nil {
+					c.h.aof.SetPolicy(p)
+				} else {
+					c.h.fsyncIdle = p.String()
+				}
+			}
+			return nil
+		}},
+		{name: "appendfilename", get: func(c *config) string {
+			if c.h.aof == nil {
+				return "appendonly.aof"
+			}
+			return filepath.Base(c.h.aof.Path())
+		}},
+		{name: "dir", get: func(*config) string { d, _ := os.Getwd(); return d }},
+		{name: "aof-load-truncated", get: func(c *config) string { return yesNo(c.h.aofLoadTruncated) }},
+		{name: "auto-aof-rewrite-percentage", get: func(c *config) string { return strconv.FormatInt(c.h.rw.autoPercent.Load(), 10) },
+			set: func(c *config, v string, apply bool) error {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < 0 || n > math.MaxInt32 {
+					return fmt.Errorf("argument must be between 0 and %d inclusive", math.MaxInt32)
+				}
+				if apply {
+					c.h.rw.autoPercent.Store(n)
+				}
+				return nil
+			}},
+		{name: "auto-aof-rewrite-min-size", get: func(c *config) string { return strconv.FormatInt(c.h.rw.autoMinSize.Load(), 10) },
+			set: func(c *config, v string, apply bool) error {
+				n, err := ParseMemory(v)
+				if err != nil || n < 0 {
+					return fmt.Errorf("argument must be a memory value")
+				}
+				if apply {
+					c.h.rw.autoMinSize.Store(n)
+				}
+				return nil
+			}},
+	}
+}
+
+// aofInfo writes INFO persistence's aof fields, as Redis 7.0 names them.
+func (h *Handler) aofInfo(field func(k string, v any)) {
+	w := h.aof
+	if w == nil {
+		field("aof_enabled", 0)
+		field("aof_rewrite_in_progress", 0)
+		field("aof_rewrite_scheduled", 0)
+		field("aof_last_rewrite_time_sec", -1)
+		field("aof_current_rewrite_time_sec", -1)
+		field("aof_last_bgrewrite_status", "ok")
+		field("aof_rewrites", 0)
+		field("aof_last_write_status", "ok")
+		return
+	}
+	rs := w.RewriteStats()
+	field("aof_enabled", 1)
+	field("aof_rewrite_in_progress", boolInt(rs.InProgress))
+	field("aof_rewrite_scheduled", 0)
+	field("aof_last_rewrite_time_sec", rs.LastSeconds)
+	field("aof_current_rewrite_time_sec", rs.CurrentSeconds)
+	field("aof_last_bgrewrite_status", okErr(rs.LastOK))
+	field("aof_rewrites", rs.Count)
+	field("aof_last_write_status", okErr(w.WriteError() == ""))
+	field("aof_current_size", w.Size())
+	field("aof_base_size", w.BaseSize())
+	field("aof_pending_rewrite", 0)
+	field("aof_buffer_length", w.Pending())
+	field("aof_pending_bio_fsync", 0)
+	field("aof_delayed_fsync", 0)
+}
+
+func okErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
+}

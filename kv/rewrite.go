@@ -1,0 +1,159 @@
+package kv
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shoalkv/shoal/aof"
+)
+
+// Rewriting the append-only file without stopping the world.
+//
+// The new file must hold the keyspace as it was at one instant T0 followed
+// by every record appended after T0. T0 is taken with every stripe locked
+// (no write in flight; a few microseconds). After it, shards are copied one
+// at a time, each under its stripe: by the rewrite goroutine in shard order,
+// or, if a write reaches a shard not yet copied, by that write before it
+// runs. Either way a shard is copied before any write after T0 touches it,
+// so the copy is its state at T0, while the rest of the keyspace keeps
+// serving. The records appended after T0 are collected by the Writer and
+// follow the copies in the new file (aof.Rewrite).
+type rewriter struct {
+	active atomic.Bool // a rewrite is copying shards
+	copied []bool      // per shard; element i guarded by stripe i
+	mu     sync.Mutex  // guards queued
+	queued []byte      // copies made by writes, for the rewrite goroutine
+
+	attached    atomic.Pointer[aof.Writer] // h.aof, published for cron
+	autoPercent atomic.Int64               // auto-aof-rewrite-percentage
+	autoMinSize atomic.Int64               // auto-aof-rewrite-min-size
+}
+
+var errRewriteOff = errors.New("ERR BGREWRITEAOF needs the append only file: start shoal with --appendonly yes")
+
+func cmdBGRewriteAOF(h *Handler, cl *client, _ [][]byte) {
+	if err := h.startRewrite(); err != nil {
+		cl.writeError(err.Error())
+		return
+	}
+	cl.writeStatus("Background append only file rewriting started")
+}
+
+// startRewrite begins a rewrite in the background.
+func (h *Handler) startRewrite() error {
+	if h.aof == nil {
+		return errRewriteOff
+	}
+	r, err := h.aof.PrepareRewrite()
+	if errors.Is(err, aof.ErrRewriteInProgress) {
+		return errors.New("ERR Background append only file rewriting already in progress") // Redis's text
+	}
+	if err != nil {
+		return errors.New("ERR " + err.Error())
+	}
+	for i := range h.stripes {
+		h.stripes[i].Lock()
+	}
+	r.Start()
+	h.rw.copied = make([]bool, len(h.stripes))
+	h.rw.active.Store(true)
+	for i := range h.stripes {
+		h.stripes[i].Unlock()
+	}
+	h.opts.Logger.Info("append only file rewrite started")
+	go h.runRewrite(r)
+	return nil
+}
+
+// runRewrite copies every shard not yet copied, then lets the Writer add
+// the tail and switch files.
+func (h *Handler) runRewrite(r *aof.Rewrite) {
+	var buf []byte
+	var err error
+	for i := range h.stripes {
+		h.stripes[i].Lock()
+		if !h.rw.copied[i] {
+			buf = h.copyShard(buf, i)
+			h.rw.copied[i] = true
+		}
+		h.stripes[i].Unlock()
+		h.rw.mu.Lock()
+		buf = append(buf, h.rw.queued...)
+		h.rw.queued = h.rw.queued[:0]
+		h.rw.mu.Unlock()
+		if len(buf) >= 1<<20 && err == nil {
+			err = r.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.rw.active.Store(false)
+	h.rw.mu.Lock()
+	buf = append(buf, h.rw.queued...)
+	h.rw.queued = nil
+	h.rw.mu.Unlock()
+	if err == nil {
+		err = r.Write(buf)
+	}
+	if err != nil {
+		r.Abort(err)
+		return
+	}
+	_ = r.Finish() // logs its own failure and keeps the old file
+}
+
+// copyShard appends shard i's keys as SET records (with PXAT when they
+// expire). The caller holds stripe i.
+func (h *Handler) copyShard(dst []byte, i int) []byte {
+	h.store.SnapshotShard(i, func(key, val []byte, at int64) {
+		if at == 0 {
+			dst = aof.AppendCommand(dst, []byte("SET"), key, val)
+			return
+		}
+		dst = aof.AppendHeader(dst, 5)
+		dst = aof.AppendArg(dst, []byte("SET"))
+		dst = aof.AppendArg(dst, key)
+		dst = aof.AppendArg(dst, val)
+		dst = aof.AppendArg(dst, []byte("PXAT"))
+		dst = aof.AppendIntArg(dst, at)
+	})
+	return dst
+}
+
+// copyBeforeWrite runs before a logged write, under its stripes: a shard
+// the rewrite has not copied yet is copied now, before the write changes
+// it.
+func (h *Handler) copyBeforeWrite(cl *client) {
+	var buf []byte
+	for _, i := range cl.aof.stripes {
+		if !h.rw.copied[i] {
+			buf = h.copyShard(buf, i)
+			h.rw.copied[i] = true
+		}
+	}
+	if len(buf) > 0 {
+		h.rw.mu.Lock()
+		h.rw.queued = append(h.rw.queued, buf...)
+		h.rw.mu.Unlock()
+	}
+}
+
+// maybeAutoRewrite starts a rewrite when the file has grown past
+// auto-aof-rewrite-min-size and by auto-aof-rewrite-percentage over its
+// size after the last rewrite, as Redis's serverCron does.
+func (h *Handler) maybeAutoRewrite() {
+	// attached, not h.aof: cron runs from New on, before AttachAOF.
+	w := h.rw.attached.Load()
+	pct := h.rw.autoPercent.Load()
+	if w == nil || pct <= 0 || w.RewriteStats().InProgress {
+		return
+	}
+	size, base := w.Size(), max(w.BaseSize(), 1)
+	if size < h.rw.autoMinSize.Load() || (size-base)*100/base < pct {
+		return
+	}
+	h.opts.Logger.Info("starting an automatic append only file rewrite", "size", size, "base_size", base, "percentage", pct)
+	if err := h.startRewrite(); err != nil {
+		h.opts.Logger.Warn("automatic append only file rewrite did not start", "err", err)
+	}
+}
