@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // A shard is an open-addressing index (linear probing, backward-shift deletion, so no
@@ -129,10 +130,7 @@ func (sh *shard) insert(h uint32, key []byte, vlen int, kind uint8, clock uint32
 	} else {
 		id = len(sh.entries)
 		if id == cap(sh.entries) {
-			// Grow by 1/8 rather than append's 1/4: the slack is per-key overhead.
-			grown := make([]entry, id, id+id/8+16)
-			copy(grown, sh.entries)
-			sh.entries = grown
+			sh.growEntries()
 		}
 		sh.entries = sh.entries[:id+1]
 	}
@@ -193,27 +191,56 @@ func (sh *shard) unslot(hole int) {
 	}
 }
 
+// growEntries makes room for more entries. Off the heap the new capacity is double: the
+// untouched tail of a mapping costs address space, not RSS, and fewer copies mean
+// shorter stalls. On the heap it grows by 1/8 rather than append's 1/4, since there the
+// slack is per-key overhead.
+func (sh *shard) growEntries() {
+	n := len(sh.entries)
+	want := n + n/8 + 16
+	if !sh.arena.heap && mmapAvailable && want*int(entrySize) >= offHeapMin {
+		want = max(want, 2*n)
+	}
+	grown := makeSlice[entry](want, sh.arena.heap)[:n]
+	copy(grown, sh.entries)
+	freeSlice(sh.entries, sh.arena.heap)
+	sh.entries = grown
+}
+
+// entrySize is the size of an entry (28 bytes).
+const entrySize = unsafe.Sizeof(entry{})
+
+// freeMemory releases the index, the entries and the arena and empties the shard's
+// bookkeeping (not its counters, which the caller settles).
+func (sh *shard) freeMemory() {
+	freeSlice(sh.index, sh.arena.heap)
+	freeSlice(sh.entries, sh.arena.heap)
+	sh.index, sh.entries, sh.freeEntry, sh.expireCursor = nil, nil, 0, 0
+	sh.arena.reset()
+}
+
 // rehash rebuilds the index at size slots (a power of two). When the entries slice is
 // mostly free it is compacted too, so memory comes back after mass deletes.
 func (sh *shard) rehash(size int) {
 	if sh.count == 0 {
 		// An empty shard gives all its memory back.
-		sh.index = make([]uint32, max(size, minIndex))
-		sh.entries, sh.freeEntry, sh.expireCursor = nil, 0, 0
-		sh.arena.reset()
+		sh.freeMemory()
+		sh.index = makeSlice[uint32](max(size, minIndex), sh.arena.heap)
 		sh.volatile, sh.nextExpiry = 0, 0
 		return
 	}
 	if len(sh.entries) >= 64 && sh.count*4 < len(sh.entries) {
-		live := make([]entry, 0, sh.count+sh.count/4)
+		live := makeSlice[entry](sh.count+sh.count/4, sh.arena.heap)[:0]
 		for i := range sh.entries {
 			if sh.entries[i].meta>>24 != uint32(kindFree) {
 				live = append(live, sh.entries[i])
 			}
 		}
+		freeSlice(sh.entries, sh.arena.heap)
 		sh.entries, sh.freeEntry, sh.expireCursor = live, 0, 0
 	}
-	sh.index = make([]uint32, size)
+	freeSlice(sh.index, sh.arena.heap)
+	sh.index = makeSlice[uint32](size, sh.arena.heap)
 	for id := range sh.entries {
 		if e := &sh.entries[id]; e.meta>>24 != uint32(kindFree) {
 			sh.place(e.hash, id)

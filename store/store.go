@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +70,8 @@ func New(o Options) *Store {
 	if s.now == nil {
 		s.now = func() int64 { return time.Now().UnixMilli() }
 	}
+	// The shards' memory is off the Go heap: give it back when the Store is dropped.
+	runtime.AddCleanup(s, freeShards, s.shards)
 	s.clock.Store(uint32(s.now()/1000) & lruMask)
 	s.maxMemory.Store(o.MaxMemory)
 	s.policy.Store(int32(o.Policy))
@@ -81,6 +84,13 @@ func New(o Options) *Store {
 		go s.background(interval)
 	}
 	return s
+}
+
+// freeShards releases the memory of a dropped Store's shards.
+func freeShards(shards []shard) {
+	for i := range shards {
+		shards[i].freeMemory()
+	}
 }
 
 // Close stops the active expirer and the clock. The Store stays usable (lazy expiry
