@@ -107,3 +107,21 @@ func offHeapPages() (mapped, inUse int64) {
 	defer pagePool.mu.Unlock()
 	return pagePool.mapped * pageSize, pagePool.inUse * pageSize
 }
+
+// growSlice returns s with room for at least n elements, its contents kept. An off-heap
+// slice that stays off-heap is moved with mremap on Linux, which remaps its pages
+// instead of copying them, so growing the entries of a large shard costs page-table
+// work, not a copy of every entry.
+func growSlice[T any](s []T, n int, heap bool) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if heap || !mmapAvailable || cap(s)*size < offHeapMin {
+		grown := makeSlice[T](n, heap)[:len(s)]
+		copy(grown, s)
+		freeSlice(s, heap)
+		return grown
+	}
+	old := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), cap(s)*size)
+	b := sysRemap(old, n*size)
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)[:len(s)]
+}
