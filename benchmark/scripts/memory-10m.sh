@@ -82,6 +82,12 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 for s in redis shoal; do memory $s after-latency; done
+# Every GC of the whole run (load included): count, longest stop-the-world pause (the
+# first and third clock phases), longest concurrent mark, largest heap goal.
+awk '/^gc / { split($5, p, "+"); n++; s = p[1] + p[3]; if (s > m) m = s; if (p[2] + 0 > mk) mk = p[2] + 0
+    for (i = 1; i < NF; i++) if ($(i + 1) == "goal," && $(i - 1) + 0 > g) g = $(i - 1) + 0 }
+  END { printf "shoal GCs, whole run: gcs=%d max_stw_ms=%.2f max_mark_ms=%.1f max_heap_goal_mb=%d\n", n, m, mk, g }' \
+  "$out/shoal.gctrace.txt" | tee -a "$out/memory.txt"
 
 {
   echo "# Memory and latency at ~7M keys: shoal vs redis-server"
