@@ -243,6 +243,10 @@ func (sh *shard) unslotID(tab []uint32, h uint32, id int) {
 // before the old index reaches 3/4 full; the thresholds make it unreachable by inserts
 // alone, see migrateBatch).
 
+// syncResize makes growth rebuild the index at once, at 3/4 load, as before the
+// step-by-step resize: the peer BenchmarkGrowthStall measures it against.
+var syncResize bool
+
 // growIndex makes room for one more key before an insert.
 func (sh *shard) growIndex() {
 	if sh.next != nil {
@@ -258,7 +262,7 @@ func (sh *shard) growIndex() {
 		if (sh.count+1)*4 > len(sh.index)*3 {
 			sh.rehash(max(minIndex, len(sh.index)*2))
 		}
-	case sh.next == nil && (sh.count+1)*8 > len(sh.index)*5:
+	case sh.next == nil && (sh.count+1)*8 > len(sh.index)*5 && !syncResize:
 		sh.startMigration(len(sh.index) * 2)
 	}
 }
