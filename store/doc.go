@@ -11,6 +11,8 @@
 // clock); keys and values live together in per-shard 16 KiB byte pages carved into size
 // classes with free lists. The garbage collector therefore sees a handful of pointers per
 // shard instead of two or three per key, and its cost stays flat as the keyspace grows.
+// An index doubles or halves step by step, a few entries per write (shard.go), so no
+// write waits for a whole shard to be rehashed.
 //
 // Memory. Arena pages, the entries and the index are mapped with mmap outside the Go
 // heap (offheap.go; on platforms without mmap they stay on the heap), so the collector
