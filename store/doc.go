@@ -17,7 +17,7 @@
 // Memory. Arena pages, the entries and the index are mapped with mmap outside the Go
 // heap (offheap.go; on platforms without mmap they stay on the heap), so the collector
 // neither scans them nor lets the heap double over them, and a freed page, an emptied
-// shard or a Flush gives its memory back to the kernel at once.
+// shard or a Flush gives its memory back to the kernel (on Linux at once).
 //
 // Atomicity. Each operation is atomic for its key; multi-key operations (MGET, MSET,
 // MSETNX, DEL, EXISTS, RENAME) lock every shard they touch, in shard index order.

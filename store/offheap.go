@@ -52,9 +52,10 @@ func freeSlice[T any](s []T, heap bool) {
 const pageChunk = 64
 
 // pagePool hands out arena pages. Off the heap, pages are carved from mmap'd chunks;
-// a freed page's memory goes back to the kernel at once (madvise MADV_DONTNEED: its RSS
-// goes, its address stays mapped) and the page is kept for the next allocation, so the
-// address space a process maps is its peak, while its RSS follows its data.
+// a freed page's memory goes back to the kernel (madvise MADV_DONTNEED, at once on
+// Linux: its RSS goes, its address stays mapped) and the page is kept for the next
+// allocation, so the address space a process maps is its peak, while its RSS follows
+// its data.
 var pagePool struct {
 	mu   sync.Mutex
 	free []*[pageSize]byte
