@@ -32,9 +32,18 @@ shoal_port=16411 redis_port=16412
 
 GODEBUG=gctrace=1 "$SHOAL_BIN" --port $shoal_port --loglevel warning 2>"$out/shoal.gctrace.txt" & shoal_pid=$!
 redis-server --port $redis_port --save "" --appendonly no --loglevel warning >/dev/null & redis_pid=$!
-trap 'kill $shoal_pid $redis_pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for port in $shoal_port $redis_port; do
-  until redis-cli -p $port ping >/dev/null 2>&1; do sleep 0.1; done
+# Wait for both to exit, so that a following run finds its ports free.
+trap 'kill $shoal_pid $redis_pid 2>/dev/null; wait $shoal_pid $redis_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+for pid_port in $shoal_pid:$shoal_port $redis_pid:$redis_port; do
+  until redis-cli -p ${pid_port#*:} ping >/dev/null 2>&1; do
+    kill -0 ${pid_port%:*} 2>/dev/null || { echo "server on port ${pid_port#*:} exited (port in use?)" >&2; exit 1; }
+    sleep 0.1
+  done
+  # The server that answers must be the one just started, not a leftover on the port.
+  if [ "$(redis-cli -p ${pid_port#*:} info server | tr -d '\r' | awk -F: '$1 == "process_id" {print $2}')" != "${pid_port%:*}" ]; then
+    echo "port ${pid_port#*:} is answered by another process" >&2
+    exit 1
+  fi
 done
 
 port_of() { if [ "$1" = shoal ]; then echo $shoal_port; else echo $redis_port; fi; }
