@@ -129,3 +129,41 @@ func TestDroppedStoreReleasesItsPages(t *testing.T) {
 	_, now := offHeapPages()
 	t.Fatalf("pages in use went from %d to %d after dropping a store of %d pages", inUse, now, pages)
 }
+
+// TestResultsOutliveTheirPages: what Get, GetEx, Keys, Scan and RandomKey return is a
+// copy (doc.go, "Slices"), so it stays intact after Flush has freed the pages it came
+// from and other keys have reused them.
+func TestResultsOutliveTheirPages(t *testing.T) {
+	s := newTestStore(t, Options{Shards: 2})
+	const n = 5000
+	val := func(round, i int) []byte { return []byte(strconv.Itoa(round) + "-value-" + strconv.Itoa(i)) }
+	for i := 0; i < n; i++ {
+		s.Set(nil, []byte("k"+strconv.Itoa(i)), val(1, i), SetOptions{})
+	}
+	got, _, _ := s.Get(nil, []byte("k7"))
+	gotEx, _, _ := s.GetEx(nil, []byte("k8"), GetExOptions{})
+	keys := s.Keys([]byte("k1*"))
+	_, scanned := s.Scan(0, nil, 100, "")
+	random, _ := s.RandomKey()
+	snapshot := func() []string {
+		out := []string{string(got), string(gotEx), string(random)}
+		for _, k := range append(keys, scanned...) {
+			out = append(out, string(k))
+		}
+		return out
+	}
+	before := snapshot()
+	s.Flush()
+	for i := 0; i < n; i++ { // same sizes: the freed pages are reused
+		s.Set(nil, []byte("x"+strconv.Itoa(i)), val(2, i), SetOptions{})
+	}
+	after := snapshot()
+	for i := range before {
+		if before[i] != after[i] {
+			t.Fatalf("result %d changed from %q to %q after Flush and refill", i, before[i], after[i])
+		}
+	}
+	if string(got) != "1-value-7" || len(keys) < 100 || len(scanned) == 0 {
+		t.Fatalf("Get %q, %d keys, %d scanned", got, len(keys), len(scanned))
+	}
+}
