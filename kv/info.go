@@ -111,13 +111,23 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		b = append(b, "# Memory\r\n"...)
 		maxMemory, policy := h.store.MaxMemory(), h.store.Policy().String()
 		peak := h.notePeak(st.UsedMemory)
+		rss := residentSetSize()
 		field("used_memory", st.UsedMemory)
 		field("used_memory_human", bytesToHuman(st.UsedMemory))
+		field("used_memory_rss", rss)
+		field("used_memory_rss_human", bytesToHuman(rss))
 		field("used_memory_peak", peak)
 		field("used_memory_peak_human", bytesToHuman(peak))
 		field("maxmemory", maxMemory)
 		field("maxmemory_human", bytesToHuman(maxMemory))
 		field("maxmemory_policy", policy)
+		// As in Redis: RSS over used_memory, so it includes the runtime, the
+		// connections' buffers and the arena's partly used pages.
+		ratio := 0.0
+		if st.UsedMemory > 0 {
+			ratio = float64(rss) / float64(st.UsedMemory)
+		}
+		field("mem_fragmentation_ratio", strconv.FormatFloat(ratio, 'f', 2, 64))
 	case "stats":
 		b = append(b, "# Stats\r\n"...)
 		field("total_connections_received", h.totalConnections.Load())
@@ -171,6 +181,21 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		}
 	}
 	return b
+}
+
+// residentSetSize is the process's resident memory in bytes, from
+// /proc/self/statm (0 where there is none).
+func residentSetSize() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }
 
 // notePeak records used as a candidate peak and returns the peak so far.

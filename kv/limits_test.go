@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
 	"runtime"
@@ -233,7 +234,7 @@ func TestInfoReportsStats(t *testing.T) {
 	info := parseInfo(t, conn.do("INFO"))
 	for _, field := range []string{"redis_version", "uptime_in_seconds", "connected_clients", "used_memory",
 		"total_commands_processed", "instantaneous_ops_per_sec", "keyspace_hits", "keyspace_misses",
-		"expired_keys", "evicted_keys", "maxmemory", "tcp_port", "process_id", "total_connections_received"} {
+		"expired_keys", "evicted_keys", "maxmemory", "used_memory_rss", "used_memory_peak", "mem_fragmentation_ratio", "tcp_port", "process_id", "total_connections_received"} {
 		if _, ok := info[field]; !ok {
 			t.Errorf("INFO lacks %s", field)
 		}
@@ -244,6 +245,15 @@ func TestInfoReportsStats(t *testing.T) {
 	for k, v := range expect {
 		if info[k] != v {
 			t.Errorf("INFO %s = %q, want %q", k, info[k], v)
+		}
+	}
+	if _, err := os.Stat("/proc/self/statm"); err == nil {
+		// The server runs in this process: its RSS is this process's.
+		rss, _ := strconv.ParseInt(info["used_memory_rss"], 10, 64)
+		used, _ := strconv.ParseInt(info["used_memory"], 10, 64)
+		ratio, _ := strconv.ParseFloat(info["mem_fragmentation_ratio"], 64)
+		if rss < 1<<20 || used <= 0 || math.Abs(ratio-float64(rss)/float64(used)) > 0.006 {
+			t.Errorf("INFO used_memory_rss %q used_memory %q mem_fragmentation_ratio %q", info["used_memory_rss"], info["used_memory"], info["mem_fragmentation_ratio"])
 		}
 	}
 	if n, _ := strconv.Atoi(info["total_commands_processed"]); n < 4 {

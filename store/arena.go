@@ -6,6 +6,9 @@ package store
 // block goes on its class's free list, threaded through its first four bytes, and is reused
 // by the next allocation of that class. Blocks above maxSmall live in their own []byte
 // (pointer-free contents, so still not scanned) in the large table.
+//
+// Pages come from the off-heap page pool (offheap.go), as do large blocks of a page or
+// more; smaller large blocks stay on the Go heap. reset gives them all back.
 
 const (
 	// Pages are 16 KiB: a shard wastes on average half a page, and with 256 shards bigger
@@ -69,6 +72,7 @@ func (a *arena) blockBytes(ref uint32, n int) int {
 }
 
 type arena struct {
+	heap  bool // keep pages and large blocks on the Go heap (tests; see shard.heap)
 	pages [][]byte
 	top   int                // bump offset in the last page
 	free  [numClasses]uint32 // head ref+1 of each class's free list, 0 = empty
@@ -82,7 +86,7 @@ type arena struct {
 // (>= n) so that APPEND and SETRANGE growth is amortized.
 func (a *arena) alloc(n, room int) (ref uint32, ok bool) {
 	if n > maxSmall {
-		b := make([]byte, n, max(n, room))
+		b := makeSlice[byte](max(n, room), a.heap)[:n]
 		if k := len(a.freeLarge); k > 0 {
 			ref = a.freeLarge[k-1]
 			a.freeLarge = a.freeLarge[:k-1]
@@ -106,7 +110,7 @@ func (a *arena) alloc(n, room int) (ref uint32, ok bool) {
 		if len(a.pages) > 0 {
 			a.spillTail()
 		}
-		a.pages = append(a.pages, make([]byte, pageSize))
+		a.pages = append(a.pages, newPage(a.heap))
 		a.top = 0
 	}
 	ref = uint32(((len(a.pages)-1)<<pageShift | a.top) >> refShift)
@@ -135,6 +139,7 @@ func (a *arena) pushFree(c int, ref uint32) {
 // release returns the block of ref that was allocated for n bytes.
 func (a *arena) release(ref uint32, n int) {
 	if n > maxSmall {
+		freeSlice(a.large[ref], a.heap)
 		a.large[ref] = nil
 		a.freeLarge = append(a.freeLarge, ref)
 		return
@@ -157,8 +162,16 @@ func (a *arena) block(ref uint32, n int) []byte {
 	return a.small(ref, n)
 }
 
-// reset drops every page; used by Flush and by compaction of an emptied shard.
-func (a *arena) reset() { *a = arena{} }
+// reset frees every page and large block; used by Flush and when a shard empties.
+func (a *arena) reset() {
+	freePages(a.pages, a.heap)
+	for _, b := range a.large {
+		if b != nil {
+			freeSlice(b, a.heap)
+		}
+	}
+	*a = arena{heap: a.heap}
+}
 
 func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24

@@ -84,10 +84,19 @@ func TestMultiKeyOpsAreAtomic(t *testing.T) {
 }
 
 // TestConcurrentMixedOps hammers every operation from several goroutines (run it with
-// -race) and then checks the shards' bookkeeping.
+// -race) and then checks the shards' bookkeeping. The race detector does not see memory
+// outside the Go heap, so it runs a second time with the store's pages on the heap.
 func TestConcurrentMixedOps(t *testing.T) {
+	t.Run("offheap", func(t *testing.T) { testConcurrentMixedOps(t, false) })
+	t.Run("heap", func(t *testing.T) { testConcurrentMixedOps(t, true) })
+}
+
+func testConcurrentMixedOps(t *testing.T, heap bool) {
 	clk := newClock(1_000_000)
 	s := newTestStore(t, Options{Shards: 8, Now: clk.now, Policy: AllKeysLRU})
+	if heap {
+		useHeap(s)
+	}
 	var wg sync.WaitGroup
 	var stop atomic.Bool
 	for w := 0; w < 6; w++ {

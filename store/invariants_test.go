@@ -44,6 +44,41 @@ func checkInvariants(t testing.TB, s *Store) {
 				t.Fatalf("shard %d: slot points at a free entry", i)
 			}
 		}
+		if sh.next != nil {
+			// A migration under way: next holds exactly the live ids below migrated.
+			want, got := 0, 0
+			for id := 0; id < sh.migrated; id++ {
+				if sh.entries[id].kind() != kindFree {
+					want++
+				}
+			}
+			for _, slot := range sh.next {
+				if slot != 0 {
+					got++
+					if id := int(slot&slotIDMask) - 1; id >= sh.migrated || sh.entries[id].kind() == kindFree {
+						t.Fatalf("shard %d: next index holds id %d (migrated %d, kind %d)", i, id, sh.migrated, sh.entries[id].kind())
+					}
+				}
+			}
+			if got != want {
+				t.Fatalf("shard %d: next index holds %d ids, want %d", i, got, want)
+			}
+			mask := len(sh.next) - 1
+			for id := 0; id < sh.migrated; id++ {
+				e := &sh.entries[id]
+				if e.kind() == kindFree {
+					continue
+				}
+				want := (e.hash>>slotIDBits)<<slotIDBits | uint32(id+1)
+				j := int(e.hash) & mask
+				for sh.next[j] != want {
+					if sh.next[j] == 0 {
+						t.Fatalf("shard %d: id %d not reachable in the next index", i, id)
+					}
+					j = (j + 1) & mask
+				}
+			}
+		}
 		if live != sh.count || slots != sh.count || volatile != sh.volatile || accounted != sh.used {
 			t.Fatalf("shard %d: live %d slots %d count %d, volatile %d/%d, used %d/%d",
 				i, live, slots, sh.count, volatile, sh.volatile, accounted, sh.used)

@@ -188,9 +188,8 @@ func (s *Store) Flush() {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		s.account(-sh.used)
-		sh.index, sh.entries, sh.freeEntry = nil, nil, 0
-		sh.count, sh.volatile, sh.nextExpiry, sh.used, sh.expireCursor = 0, 0, 0, 0, 0
-		sh.arena.reset()
+		sh.freeMemory()
+		sh.count, sh.volatile, sh.nextExpiry, sh.used = 0, 0, 0, 0
 		sh.mu.Unlock()
 	}
 }

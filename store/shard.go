@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // A shard is an open-addressing index (linear probing, backward-shift deletion, so no
@@ -18,8 +19,13 @@ import (
 type shard struct {
 	mu sync.RWMutex
 
-	index     []uint32
-	entries   []entry
+	index   []uint32
+	entries []entry
+	// next is the index being built while the shard resizes incrementally: ids below
+	// migrated are in it as well as in index, which stays the one lookups use until the
+	// last id has moved (see migrateStep).
+	next      []uint32
+	migrated  int
 	freeEntry uint32 // id+1 of the first free entry, chained through entry.ref
 
 	count      int   // live entries, expired-but-unreclaimed included
@@ -42,8 +48,14 @@ const (
 	minIndex   = 16
 
 	// entryOverhead is what a key costs beyond its block: the entry plus about two index
-	// slots (the table is kept between 3/8 and 3/4 full).
+	// slots (the table is kept between 1/8 and 3/4 full, 5/16 to 5/8 in steady growth).
 	entryOverhead = 28 + 8
+
+	// migrateBatch is how many entry ids each write moves into the next index while a
+	// resize is under way. Growth starts at 5/8 load and must end before 3/4: that
+	// leaves count/5 inserts, and a migration takes len(entries)/migrateBatch of them,
+	// with len(entries) at most 4×count before the entries are compacted.
+	migrateBatch = 32
 )
 
 // Value kinds, kept in the top byte of entry.meta. kindFree marks a free entry.
@@ -112,12 +124,10 @@ func (sh *shard) find(h uint32, key []byte) (slot int, id int) {
 // insert adds key (absent) with room for vlen value bytes and returns its id. The value
 // bytes are left for the caller to fill. ok is false when the shard is full.
 func (sh *shard) insert(h uint32, key []byte, vlen int, kind uint8, clock uint32) (id int, ok bool) {
-	if (sh.count+1)*4 > len(sh.index)*3 {
-		if sh.count+1 > maxEntries {
-			return -1, false
-		}
-		sh.rehash(max(minIndex, len(sh.index)*2))
+	if sh.count+1 > maxEntries {
+		return -1, false
 	}
+	sh.growIndex()
 	n := len(key) + vlen
 	ref, ok := sh.arena.alloc(n, n)
 	if !ok {
@@ -129,10 +139,7 @@ func (sh *shard) insert(h uint32, key []byte, vlen int, kind uint8, clock uint32
 	} else {
 		id = len(sh.entries)
 		if id == cap(sh.entries) {
-			// Grow by 1/8 rather than append's 1/4: the slack is per-key overhead.
-			grown := make([]entry, id, id+id/8+16)
-			copy(grown, sh.entries)
-			sh.entries = grown
+			sh.growEntries()
 		}
 		sh.entries = sh.entries[:id+1]
 	}
@@ -145,14 +152,22 @@ func (sh *shard) insert(h uint32, key []byte, vlen int, kind uint8, clock uint32
 	return id, true
 }
 
-// place puts id in the first empty slot of h's probe sequence.
+// place puts id in the index (and in the next index if the migration has passed it).
 func (sh *shard) place(h uint32, id int) {
-	mask := len(sh.index) - 1
+	placeIn(sh.index, h, id)
+	if sh.next != nil && id < sh.migrated {
+		placeIn(sh.next, h, id)
+	}
+}
+
+// placeIn puts id in the first empty slot of h's probe sequence in tab.
+func placeIn(tab []uint32, h uint32, id int) {
+	mask := len(tab) - 1
 	i := int(h) & mask
-	for sh.index[i] != 0 {
+	for tab[i] != 0 {
 		i = (i + 1) & mask
 	}
-	sh.index[i] = (h>>slotIDBits)<<slotIDBits | uint32(id+1)
+	tab[i] = (h>>slotIDBits)<<slotIDBits | uint32(id+1)
 }
 
 // remove deletes the entry id found at slot.
@@ -164,56 +179,179 @@ func (sh *shard) remove(slot, id int) {
 	if e.expireAt() != 0 {
 		sh.volatile--
 	}
+	if sh.next != nil && id < sh.migrated {
+		sh.unslotID(sh.next, e.hash, id)
+	}
 	*e = entry{ref: sh.freeEntry}
 	sh.freeEntry = uint32(id + 1)
 	sh.count--
-	sh.unslot(slot)
-	if sh.count == 0 || (len(sh.index) > minIndex && sh.count*8 < len(sh.index)) {
-		sh.rehash(len(sh.index) / 2)
+	sh.unslot(sh.index, slot)
+	switch {
+	case sh.count == 0:
+		sh.rehash(minIndex) // gives all the shard's memory back
+	case sh.next != nil:
+		sh.migrateStep()
+	case len(sh.index) > minIndex && sh.count*8 < len(sh.index):
+		if sh.count*4 < len(sh.entries) && len(sh.entries) >= 64 {
+			sh.rehash(len(sh.index) / 2) // compacts the entries too
+		} else {
+			sh.startMigration(len(sh.index) / 2)
+		}
 	}
 }
 
-// unslot empties slot and shifts later members of the cluster back so that every key
-// stays reachable from its home slot without tombstones.
-func (sh *shard) unslot(hole int) {
-	mask := len(sh.index) - 1
-	sh.index[hole] = 0
+// unslot empties slot hole of tab and shifts later members of the cluster back so that
+// every key stays reachable from its home slot without tombstones.
+func (sh *shard) unslot(tab []uint32, hole int) {
+	mask := len(tab) - 1
+	tab[hole] = 0
 	for j := (hole + 1) & mask; ; j = (j + 1) & mask {
-		s := sh.index[j]
+		s := tab[j]
 		if s == 0 {
 			return
 		}
 		home := int(sh.entries[int(s&slotIDMask)-1].hash) & mask
 		// s may move to hole only if hole lies cyclically within [home, j).
 		if (j-home)&mask >= (j-hole)&mask {
-			sh.index[hole] = s
-			sh.index[j] = 0
+			tab[hole] = s
+			tab[j] = 0
 			hole = j
 		}
 	}
 }
 
-// rehash rebuilds the index at size slots (a power of two). When the entries slice is
-// mostly free it is compacted too, so memory comes back after mass deletes.
+// unslotID removes id (hash h) from tab.
+func (sh *shard) unslotID(tab []uint32, h uint32, id int) {
+	mask := len(tab) - 1
+	want := (h>>slotIDBits)<<slotIDBits | uint32(id+1)
+	for i := int(h) & mask; tab[i] != 0; i = (i + 1) & mask {
+		if tab[i] == want {
+			sh.unslot(tab, i)
+			return
+		}
+	}
+}
+
+// Resizing. Doubling or halving the index is done a step at a time, as Redis rehashes
+// its dicts: startMigration allocates the next index, each later write of the shard
+// moves the next migrateBatch entry ids into it (migrateStep), and when the last id has
+// moved it replaces the index. Lookups, Scan and the expirer keep using the complete
+// old index meanwhile; place and remove keep both up to date. So no write pays for
+// more than migrateBatch placements, whatever the shard's size. Two cases stay
+// stop-the-world, both bounded by one shard's keys: compacting the entries after 3/4
+// of them were deleted (rehash), and a migration overtaken by inserts (finishMigration
+// before the old index reaches 3/4 full; the thresholds make it unreachable by inserts
+// alone, see migrateBatch).
+
+// syncResize makes growth rebuild the index at once, at 3/4 load, as before the
+// step-by-step resize: the peer BenchmarkGrowthStall measures it against.
+var syncResize bool
+
+// growIndex makes room for one more key before an insert.
+func (sh *shard) growIndex() {
+	if sh.next != nil {
+		if (sh.count+1)*4 > len(sh.next)*3 {
+			sh.cancelMigration() // a shrink that inserts have made wrong
+		} else {
+			sh.migrateStep()
+		}
+	}
+	switch {
+	case (sh.count+1)*4 > len(sh.index)*3:
+		sh.finishMigration()
+		if (sh.count+1)*4 > len(sh.index)*3 {
+			sh.rehash(max(minIndex, len(sh.index)*2))
+		}
+	case sh.next == nil && (sh.count+1)*8 > len(sh.index)*5 && !syncResize:
+		sh.startMigration(len(sh.index) * 2)
+	}
+}
+
+// startMigration begins moving the index to size slots.
+func (sh *shard) startMigration(size int) {
+	sh.next = makeSlice[uint32](size, sh.arena.heap)
+	sh.migrated = 0
+}
+
+// migrateStep moves the next migrateBatch ids into the next index and finishes the
+// migration after the last one.
+func (sh *shard) migrateStep() {
+	end := min(sh.migrated+migrateBatch, len(sh.entries))
+	for id := sh.migrated; id < end; id++ {
+		if e := &sh.entries[id]; e.meta>>24 != uint32(kindFree) {
+			placeIn(sh.next, e.hash, id)
+		}
+	}
+	sh.migrated = end
+	if end == len(sh.entries) {
+		freeSlice(sh.index, sh.arena.heap)
+		sh.index, sh.next, sh.migrated = sh.next, nil, 0
+	}
+}
+
+// finishMigration completes a migration under way at once.
+func (sh *shard) finishMigration() {
+	for sh.next != nil {
+		sh.migrateStep()
+	}
+}
+
+// cancelMigration drops the next index.
+func (sh *shard) cancelMigration() {
+	freeSlice(sh.next, sh.arena.heap)
+	sh.next, sh.migrated = nil, 0
+}
+
+// growEntries makes room for more entries. Off the heap the new capacity is double: the
+// untouched tail of a mapping costs address space, not RSS, and fewer copies mean
+// shorter stalls. On the heap it grows by 1/8 rather than append's 1/4, since there the
+// slack is per-key overhead.
+func (sh *shard) growEntries() {
+	n := len(sh.entries)
+	want := n + n/8 + 16
+	if !sh.arena.heap && mmapAvailable && want*int(entrySize) >= offHeapMin {
+		want = max(want, 2*n)
+	}
+	sh.entries = growSlice(sh.entries, want, sh.arena.heap)
+}
+
+// entrySize is the size of an entry (28 bytes).
+const entrySize = unsafe.Sizeof(entry{})
+
+// freeMemory releases the index, the entries and the arena and empties the shard's
+// bookkeeping (not its counters, which the caller settles).
+func (sh *shard) freeMemory() {
+	sh.cancelMigration()
+	freeSlice(sh.index, sh.arena.heap)
+	freeSlice(sh.entries, sh.arena.heap)
+	sh.index, sh.entries, sh.freeEntry, sh.expireCursor = nil, nil, 0, 0
+	sh.arena.reset()
+}
+
+// rehash rebuilds the index at size slots (a power of two) at once, dropping any
+// migration. When the entries slice is mostly free it is compacted too, so memory comes
+// back after mass deletes.
 func (sh *shard) rehash(size int) {
+	sh.cancelMigration()
 	if sh.count == 0 {
 		// An empty shard gives all its memory back.
-		sh.index = make([]uint32, max(size, minIndex))
-		sh.entries, sh.freeEntry, sh.expireCursor = nil, 0, 0
-		sh.arena.reset()
+		sh.freeMemory()
+		sh.index = makeSlice[uint32](max(size, minIndex), sh.arena.heap)
 		sh.volatile, sh.nextExpiry = 0, 0
 		return
 	}
 	if len(sh.entries) >= 64 && sh.count*4 < len(sh.entries) {
-		live := make([]entry, 0, sh.count+sh.count/4)
+		live := makeSlice[entry](sh.count+sh.count/4, sh.arena.heap)[:0]
 		for i := range sh.entries {
 			if sh.entries[i].meta>>24 != uint32(kindFree) {
 				live = append(live, sh.entries[i])
 			}
 		}
+		freeSlice(sh.entries, sh.arena.heap)
 		sh.entries, sh.freeEntry, sh.expireCursor = live, 0, 0
 	}
-	sh.index = make([]uint32, size)
+	freeSlice(sh.index, sh.arena.heap)
+	sh.index = makeSlice[uint32](size, sh.arena.heap)
 	for id := range sh.entries {
 		if e := &sh.entries[id]; e.meta>>24 != uint32(kindFree) {
 			sh.place(e.hash, id)

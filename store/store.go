@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,8 @@ func New(o Options) *Store {
 		}
 		return clock()
 	}
+	// The shards' memory is off the Go heap: give it back when the Store is dropped.
+	runtime.AddCleanup(s, freeShards, s.shards)
 	s.clock.Store(uint32(s.now()/1000) & lruMask)
 	s.maxMemory.Store(o.MaxMemory)
 	s.policy.Store(int32(o.Policy))
@@ -90,6 +93,13 @@ func New(o Options) *Store {
 		go s.background(interval)
 	}
 	return s
+}
+
+// freeShards releases the memory of a dropped Store's shards.
+func freeShards(shards []shard) {
+	for i := range shards {
+		shards[i].freeMemory()
+	}
 }
 
 // Close stops the active expirer and the clock. The Store stays usable (lazy expiry
