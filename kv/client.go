@@ -45,10 +45,31 @@ type client struct {
 	lastCmd    atomic.Pointer[command]
 	protoShown atomic.Int32 // proto as CLIENT LIST shows it
 
-	mu      sync.Mutex // guards name, libName, libVer
-	name    string
-	libName string
-	libVer  string
+	// names are CLIENT SETNAME's and SETINFO's, replaced whole (copy on
+	// write) so that CLIENT LIST on another loop reads them without a lock;
+	// nil until a client sets one, as most never do.
+	names atomic.Pointer[clientNames]
+}
+
+// clientNames is what a client called itself.
+type clientNames struct {
+	name, libName, libVer string
+}
+
+// getNames returns the client's names; the zero value if it set none.
+func (cl *client) getNames() clientNames {
+	if n := cl.names.Load(); n != nil {
+		return *n
+	}
+	return clientNames{}
+}
+
+// updateNames applies change to a copy of the names and publishes it. Only
+// the client's own loop calls it, so updates never race each other.
+func (cl *client) updateNames(change func(*clientNames)) {
+	n := cl.getNames()
+	change(&n)
+	cl.names.Store(&n)
 }
 
 // setAuthed records the authentication state; unauthenticated clients get
@@ -59,16 +80,10 @@ func (cl *client) setAuthed(v bool) {
 }
 
 func (cl *client) setName(name string) {
-	cl.mu.Lock()
-	cl.name = name
-	cl.mu.Unlock()
+	cl.updateNames(func(n *clientNames) { n.name = name })
 }
 
-func (cl *client) getName() string {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-	return cl.name
-}
+func (cl *client) getName() string { return cl.getNames().name }
 
 // registry tracks live clients for CLIENT LIST/KILL and INFO.
 type registry struct {
@@ -133,9 +148,8 @@ func (r *registry) snapshot() []*client {
 // Redis 7's field order. Shoal keeps no per-client query or reply buffers
 // while idle, so the buffer fields report 0.
 func appendClientInfo(b []byte, cl *client, now int64) []byte {
-	cl.mu.Lock()
-	name, libName, libVer := cl.name, cl.libName, cl.libVer
-	cl.mu.Unlock()
+	names := cl.getNames()
+	name, libName, libVer := names.name, names.libName, names.libVer
 	cmd := "NULL"
 	if c := cl.lastCmd.Load(); c != nil {
 		cmd = c.name

@@ -207,13 +207,11 @@ func cmdClientSetInfo(_ *Handler, cl *client, args [][]byte) {
 			return
 		}
 	}
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
 	switch {
 	case ascii.EqualFold(args[2], "LIB-NAME"):
-		cl.libName = val
+		cl.updateNames(func(n *clientNames) { n.libName = val })
 	case ascii.EqualFold(args[2], "LIB-VER"):
-		cl.libVer = val
+		cl.updateNames(func(n *clientNames) { n.libVer = val })
 	default:
 		cl.writeError(sanitizeError("ERR Unrecognized option '" + string(args[2]) + "'"))
 		return

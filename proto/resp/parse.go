@@ -20,7 +20,7 @@ type Parser struct {
 	args    [][]byte // reused across commands: the steady state allocates nothing
 	scratch []byte   // unescaped inline arguments
 	spans   []span   // arguments read so far of a large command still arriving
-	pending pending
+	pending *pending // how far a large command got; allocated by the first one
 }
 
 // Memory a Parser keeps between commands after a rare huge one; beyond this
@@ -109,7 +109,7 @@ func (p *Parser) Parse(buf []byte) (args [][]byte, n int, err error) {
 // verdict as in Redis. front says b starts where the caller's buffer does,
 // the only place a pending large command can resume.
 func (p *Parser) parseMultibulk(b []byte, lim *Limits, front bool) ([][]byte, int, error) {
-	if p.pending.active {
+	if p.pending != nil && p.pending.active {
 		if front && p.pending.matches(b) {
 			return p.bulks(b, p.pending.off, p.pending.left, true, lim)
 		}

@@ -26,7 +26,10 @@ type pending struct {
 }
 
 func (p *Parser) savePending(b []byte, off int, left int64) {
-	q := &p.pending
+	if p.pending == nil {
+		p.pending = new(pending) // only connections that send a large command in pieces pay for it
+	}
+	q := p.pending
 	q.active, q.left, q.off = true, left, off
 	q.nhead = copy(q.head[:], b[:off])
 	q.ntail = copy(q.tail[:], b[max(0, off-len(q.tail)):off])
@@ -39,7 +42,9 @@ func (q *pending) matches(b []byte) bool {
 }
 
 func (p *Parser) dropPending() {
-	p.pending.active = false
+	if p.pending != nil {
+		p.pending.active = false
+	}
 	if cap(p.spans) > maxRetainedArgs {
 		p.spans = nil
 	}
