@@ -415,7 +415,7 @@ func percentDecode(dst, s []byte) ([]byte, bool) {
 		if i+2 >= len(s) {
 			return dst, false
 		}
-		hi, lo := unhexDigit(s[i+1]), unhexDigit(s[i+2])
+		hi, lo := ascii.Unhex(s[i+1]), ascii.Unhex(s[i+2])
 		if hi < 0 || lo < 0 {
 			return dst, false
 		}
@@ -423,18 +423,6 @@ func percentDecode(dst, s []byte) ([]byte, bool) {
 		i += 2
 	}
 	return dst, true
-}
-
-func unhexDigit(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	case 'A' <= c && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
 }
 
 // httpAuthorized reports whether req may use the keyspace: no password is

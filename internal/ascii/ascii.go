@@ -78,3 +78,17 @@ func ParseInt(b []byte) (v int64, ok bool) {
 	}
 	return int64(u), true
 }
+
+// Unhex returns the value of the hexadecimal digit c (0-9, a-f, A-F), or -1
+// if c is not one.
+func Unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}

@@ -78,3 +78,15 @@ func TestNoAllocations(t *testing.T) {
 		t.Errorf("ParseInt/EqualFold allocate %v times per call", n)
 	}
 }
+
+func TestUnhex(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		want := -1
+		if v, err := strconv.ParseUint(string(rune(c)), 16, 8); err == nil && c < 128 {
+			want = int(v)
+		}
+		if got := Unhex(byte(c)); got != want {
+			t.Errorf("Unhex(%q) = %d, want %d", byte(c), got, want)
+		}
+	}
+}

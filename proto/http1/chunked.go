@@ -3,6 +3,8 @@ package http1
 import (
 	"bytes"
 	"math"
+
+	"github.com/shoalkv/shoal/internal/ascii"
 )
 
 // maxChunkLine bounds one chunk-size line, extensions included.
@@ -79,7 +81,7 @@ func parseChunkSize(line []byte, remaining, maxBody int64) (int64, error) {
 	tooBig := false
 	digits := 0
 	for ; digits < len(line); digits++ {
-		d := unhex(line[digits])
+		d := ascii.Unhex(line[digits])
 		if d < 0 {
 			break
 		}
@@ -108,18 +110,6 @@ func parseChunkSize(line []byte, remaining, maxBody int64) (int64, error) {
 		return 0, errorf(413, "chunk size %s takes the body past its limit of %d bytes", quote(line[:digits]), maxBody)
 	}
 	return n, nil
-}
-
-func unhex(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	case 'A' <= c && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
 }
 
 // skipTrailers validates the trailer section starting at body[pos] and returns the

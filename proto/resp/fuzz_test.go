@@ -259,3 +259,20 @@ func FuzzReadReply(f *testing.F) {
 		}
 	})
 }
+
+// isHex and unhex are the model's own (sds.c's is_hex_digit and
+// hex_digit_to_int), kept apart from the parser's ascii.Unhex so the model
+// checks it rather than shares it.
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}

@@ -1,6 +1,10 @@
 package resp
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/shoalkv/shoal/internal/ascii"
+)
 
 // parseInline parses one inline command line ("SET k \"v 1\"\r\n") from b,
 // following processInlineBuffer and sdssplitargs. A line with no arguments
@@ -136,8 +140,8 @@ func (p *Parser) unquote(line []byte, start int) (arg []byte, next int, ok bool)
 			}
 			c := line[i]
 			switch {
-			case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-				out = append(out, unhex(line[i+2])<<4|unhex(line[i+3]))
+			case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && ascii.Unhex(line[i+2]) >= 0 && ascii.Unhex(line[i+3]) >= 0:
+				out = append(out, byte(ascii.Unhex(line[i+2])<<4|ascii.Unhex(line[i+3])))
 				i += 4
 			case c == '\\' && i+1 < len(line):
 				out = append(out, unescape(line[i+1]))
@@ -206,18 +210,4 @@ func unescape(c byte) byte {
 		return '\a'
 	}
 	return c
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
 }
