@@ -62,6 +62,10 @@ func (c *commandCounters) observe(d int64) {
 type loopStats struct {
 	cmds []commandCounters // by command.statsID
 	tick uint32            // the fronts' timing stride; the loop goroutine only
+	// args is the RESP argument slice the loop lends to the connection it
+	// is serving (resp.Parser.SwapArgs), so idle connections keep none.
+	// The loop goroutine only.
+	args [][]byte
 }
 
 // commandStats holds the blocks, one per loop plus one (index 0) for

@@ -42,6 +42,14 @@ const (
 // unrelated buffer with the same Parser.
 func (p *Parser) Reset() { p.dropPending() }
 
+// SwapArgs exchanges the slice the Parser reuses for Parse's args with
+// *buf. A server that serves many connections one at a time from one
+// goroutine (an event loop) can keep one slice per goroutine and lend it to
+// the connection it is serving, swapping it back afterwards, instead of every
+// idle connection keeping a slice of its own. The args Parse returned alias
+// the slice: swap back only once they are no longer used.
+func (p *Parser) SwapArgs(buf *[][]byte) { p.args, *buf = *buf, p.args }
+
 // Release lets the garbage collector have back the memory a rare huge command
 // left in the Parser (more than 4096 arguments, or long unescaped inline
 // arguments), so an idle connection does not pin it. Parse does this itself
