@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/store"
@@ -107,5 +108,14 @@ func TestMidBatchFlushFollowsTheServer(t *testing.T) {
 	defer srv.Shutdown(context.Background())
 	if got := h.flushBytes.Load(); got != 4096 {
 		t.Errorf("after OnBoot: flush at %d bytes, want the Server's FlushThreshold 4096", got)
+	}
+}
+
+// TestClientStructFitsItsSizeClass: every connection allocates one client;
+// past 288 bytes it moves to the next allocation class (320), 32 bytes more
+// per connection at 100k connections. Grow it only on purpose.
+func TestClientStructFitsItsSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(client{}); n > 288 {
+		t.Errorf("client is %d bytes, over the 288-byte size class", n)
 	}
 }
