@@ -186,10 +186,9 @@ func (s *Store) DBSize() int {
 func (s *Store) Flush() {
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.mu.Lock()
-		s.account(-sh.used)
+		l := s.lockShard(sh)
 		sh.freeMemory()
 		sh.count, sh.volatile, sh.nextExpiry, sh.used = 0, 0, 0, 0
-		sh.mu.Unlock()
+		s.unlock(l) // accounts the shard's whole use as freed
 	}
 }

@@ -369,3 +369,30 @@ func TestParseHugeBulkLimitDoesNotOverflow(t *testing.T) {
 		t.Errorf("claim of MaxInt64 bytes: %v, want ErrIncomplete", err)
 	}
 }
+
+// TestSwapArgsLendsTheSlice: a slice lent with SwapArgs is the one Parse
+// fills (no allocation once it is big enough), and swapping back returns
+// it, leaving the Parser with what the lender held before.
+func TestSwapArgsLendsTheSlice(t *testing.T) {
+	var p Parser
+	lent := make([][]byte, 0, 8)
+	buf := lent
+	p.SwapArgs(&buf)
+	if buf != nil {
+		t.Fatalf("a new Parser had an args slice of %d", cap(buf))
+	}
+	args, _, err := p.Parse(AppendCommand(nil, "SET", "k", "v"))
+	if err != nil || len(args) != 3 {
+		t.Fatalf("Parse = %q, %v", args, err)
+	}
+	if &args[0] != &lent[:1][0] {
+		t.Error("Parse did not fill the lent slice")
+	}
+	p.SwapArgs(&buf)
+	if cap(buf) != 8 || &buf[:1][0] != &lent[:1][0] {
+		t.Errorf("swapping back returned a slice of cap %d, not the lent one", cap(buf))
+	}
+	if p.args != nil {
+		t.Errorf("the Parser kept a slice of cap %d after swapping back", cap(p.args))
+	}
+}
