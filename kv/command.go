@@ -70,6 +70,15 @@ var (
 	commandsByID []*command          // every command and subcommand, by statsID
 )
 
+// registerFamily appends a data type's command table, kept in that type's
+// own file (kv/hash.go, kv/list.go, ...), to commandTable. Call it from a
+// package-level variable, var _ = registerFamily(...): those are
+// initialized before any init function reads commandTable.
+func registerFamily(table []*command) []*command {
+	commandTable = append(commandTable, table...)
+	return table
+}
+
 func init() {
 	var err error
 	if commands, commandOrder, err = indexCommands(commandTable); err != nil {

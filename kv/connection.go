@@ -391,5 +391,5 @@ func writeHelp(cl *client, cmd string, lines []string) {
 		cl.writeStatus(l)
 	}
 	cl.writeStatus("HELP")
-	cl.writeStatus("    Print this help.")
+	cl.writeStatus("    Prints this help.")
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/store"
 )
 
 // Rewriting the append-only file without stopping the world.
@@ -116,8 +117,29 @@ func (h *Handler) copyShard(dst []byte, i int) []byte {
 		dst = aof.AppendArg(dst, val)
 		dst = aof.AppendArg(dst, []byte("PXAT"))
 		dst = aof.AppendIntArg(dst, at)
+	}, func(key []byte, o store.Object, at int64) {
+		dst = appendRewriteObject(dst, key, o)
+		if at != 0 {
+			dst = aof.AppendHeader(dst, 3)
+			dst = aof.AppendArg(dst, []byte("PEXPIREAT"))
+			dst = aof.AppendArg(dst, key)
+			dst = aof.AppendIntArg(dst, at)
+		}
 	})
 	return dst
+}
+
+// rewriters appends the commands that rebuild a collection, by kind; each
+// data type's file registers its own (kv/hash.go, kv/list.go, ...).
+var rewriters = map[store.Kind]func(dst, key []byte, o store.Object) []byte{}
+
+// appendRewriteObject appends the commands that rebuild key's collection o.
+func appendRewriteObject(dst, key []byte, o store.Object) []byte {
+	rw := rewriters[o.Kind()]
+	if rw == nil {
+		panic("kv: no AOF rewriter for a " + o.Kind().String())
+	}
+	return rw(dst, key, o)
 }
 
 // copyBeforeWrite runs before a logged write, under its stripes: a shard

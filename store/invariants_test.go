@@ -13,7 +13,7 @@ func checkInvariants(t testing.TB, s *Store) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		live, volatile, slots := 0, 0, 0
+		live, volatile, slots, objects := 0, 0, 0, 0
 		var accounted int64
 		for id := range sh.entries {
 			e := &sh.entries[id]
@@ -22,6 +22,14 @@ func checkInvariants(t testing.TB, s *Store) {
 			}
 			live++
 			accounted += int64(sh.arena.blockBytes(e.ref, e.size())) + entryOverhead
+			if isObject(e.kind()) {
+				o := sh.objectOf(e)
+				if o == nil || uint8(o.Kind()) != e.kind() || o.Len() == 0 {
+					t.Fatalf("shard %d: key %q of kind %d holds object %v", i, sh.key(e), e.kind(), o)
+				}
+				accounted += o.Size()
+				objects++
+			}
 			if at := e.expireAt(); at != 0 {
 				volatile++
 				if sh.nextExpiry == 0 || at < sh.nextExpiry {
@@ -34,6 +42,15 @@ func checkInvariants(t testing.TB, s *Store) {
 			if int(s.hash(sh.key(e))>>s.shardShift) != i {
 				t.Fatalf("key %q in the wrong shard %d", sh.key(e), i)
 			}
+		}
+		tabled := 0
+		for _, o := range sh.objs {
+			if o != nil {
+				tabled++
+			}
+		}
+		if tabled != objects || len(sh.objs)-tabled != len(sh.freeObjs) {
+			t.Fatalf("shard %d: %d objects in the table (%d free slots of %d), %d keys hold one", i, tabled, len(sh.freeObjs), len(sh.objs), objects)
 		}
 		for _, slot := range sh.index {
 			if slot == 0 {

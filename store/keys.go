@@ -204,6 +204,24 @@ func (s *Store) rename(from, to []byte, nx bool) (bool, error) {
 		}
 	}
 	e := ssh.entries[sid]
+	if isObject(e.kind()) {
+		// The collection moves to the destination shard's object table; the
+		// source entry's removal then drops only its old table slot.
+		o := ssh.objectOf(&e)
+		nid, ok := dsh.putObject(uint32(ml.hash[1]), to, o, e.meta&lruMask)
+		if !ok {
+			return false, ErrOOM
+		}
+		dsh.setExpiry(&dsh.entries[nid], e.expireAt())
+		sslot, sid = ssh.find(uint32(ml.hash[0]), from)
+		idx := le32(ssh.val(&ssh.entries[sid]))
+		ssh.used -= o.Size()
+		ssh.objs[idx] = nil
+		ssh.freeObjs = append(ssh.freeObjs, idx)
+		ssh.entries[sid].meta = uint32(kindString)<<24 | e.meta&lruMask // no object left to drop
+		ssh.remove(sslot, sid)
+		return true, nil
+	}
 	nid, ok := dsh.insert(uint32(ml.hash[1]), to, int(e.vlen), e.kind(), e.meta&lruMask)
 	if !ok {
 		return false, ErrOOM

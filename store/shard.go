@@ -28,6 +28,12 @@ type shard struct {
 	migrated  int
 	freeEntry uint32 // id+1 of the first free entry, chained through entry.ref
 
+	// objs holds the collections (hashes, lists, sets, sorted sets) of the shard; a
+	// collection's entry value is its index here (object.go). freeObjs are reusable
+	// indices.
+	objs     []Object
+	freeObjs []uint32
+
 	count      int   // live entries, expired-but-unreclaimed included
 	volatile   int   // entries with an expiry
 	nextExpiry int64 // lower bound of every expiry in the shard; 0 = none set
@@ -173,6 +179,9 @@ func placeIn(tab []uint32, h uint32, id int) {
 // remove deletes the entry id found at slot.
 func (sh *shard) remove(slot, id int) {
 	e := &sh.entries[id]
+	if isObject(e.kind()) {
+		sh.dropObject(e)
+	}
 	n := e.size()
 	sh.used -= int64(sh.arena.blockBytes(e.ref, n)) + entryOverhead
 	sh.arena.release(e.ref, n)
@@ -325,6 +334,7 @@ func (sh *shard) freeMemory() {
 	freeSlice(sh.index, sh.arena.heap)
 	freeSlice(sh.entries, sh.arena.heap)
 	sh.index, sh.entries, sh.freeEntry, sh.expireCursor = nil, nil, 0, 0
+	sh.objs, sh.freeObjs = nil, nil
 	sh.arena.reset()
 }
 

@@ -10,18 +10,25 @@ func (s *Store) ShardCount() int { return len(s.shards) }
 // ShardIndex returns the index (0 ≤ i < ShardCount) of the shard holding key.
 func (s *Store) ShardIndex(key []byte) int { return int(s.hash(key) >> s.shardShift) }
 
-// SnapshotShard calls visit for every live string key of shard i, under the
-// shard's read lock, so the shard is seen at one instant: writes to it wait
-// until SnapshotShard returns. key and val are valid only during the call;
+// SnapshotShard calls visit for every live string key of shard i, and
+// visitObject (when not nil) for every live collection, under the shard's read
+// lock, so the shard is seen at one instant: writes to it wait until
+// SnapshotShard returns. key, val and o are valid only during the call;
 // expireAt is unix ms, 0 for none.
-func (s *Store) SnapshotShard(i int, visit func(key, val []byte, expireAt int64)) {
+func (s *Store) SnapshotShard(i int, visit func(key, val []byte, expireAt int64), visitObject func(key []byte, o Object, expireAt int64)) {
 	sh := &s.shards[i]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	now := s.now()
 	for id := range sh.entries {
 		e := &sh.entries[id]
-		if e.kind() != kindString || e.expired(now) {
+		if e.kind() == kindFree || e.expired(now) {
+			continue
+		}
+		if isObject(e.kind()) {
+			if visitObject != nil {
+				visitObject(sh.key(e), sh.objectOf(e), e.expireAt())
+			}
 			continue
 		}
 		visit(sh.key(e), sh.val(e), e.expireAt())

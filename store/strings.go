@@ -87,6 +87,10 @@ func (s *Store) setLocked(sh *shard, h uint32, key, val []byte, o SetOptions, ol
 			sh.remove(slot, id)
 			return old, hadOld, true, nil
 		}
+		if isObject(e.kind()) {
+			sh.dropObject(e) // SET replaces a value of any kind
+			e.meta = uint32(kindString)<<24 | e.meta&lruMask
+		}
 		if !sh.resize(e, len(val), 0, len(val)) {
 			return old, hadOld, false, ErrOOM
 		}

@@ -8,19 +8,19 @@ import (
 	"testing"
 )
 
-// forceKind turns key into another type, standing in for the list/hash commands that do
-// not exist yet, so WRONGTYPE paths can be tested.
+// forceKind replaces key with a one-element collection of kind k (object_test.go's
+// testList), so WRONGTYPE paths can be tested.
 func forceKind(t *testing.T, s *Store, key string, k uint8) {
 	t.Helper()
-	h := s.hash(b(key))
-	sh := s.shardOf(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	_, id := sh.find(uint32(h), b(key))
-	if id < 0 {
+	if s.Del(bs(key)) != 1 {
 		t.Fatalf("forceKind: %q missing", key)
 	}
-	sh.entries[id].meta = uint32(k)<<24 | sh.entries[id].meta&lruMask
+	err := s.Update(b(key), Kind(k), 0, func(Object) Object {
+		return &testList{kind: Kind(k), elems: []string{"x"}, size: 17}
+	})
+	if err != nil {
+		t.Fatalf("forceKind: %v", err)
+	}
 }
 
 func TestWrongType(t *testing.T) {
