@@ -551,7 +551,7 @@ func (h *Handler) LoadAOF(path string, repairTruncated bool) (aof.LoadStats, err
 	h.store.SetLoading(true)
 	defer h.store.SetLoading(false)
 	cl := &client{h: h, proto: 2, authed: true, valueDigits: 1}
-	cl.parser.Limits = h.opts.Limits
+	cl.parser.Limits = &h.opts.Limits
 	var firstErr string
 	var errCount int64
 	st, err := aof.Load(path, repairTruncated, func(args [][]byte) error {
