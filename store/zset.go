@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -125,7 +126,7 @@ func (z *ZSet) lpInsert(m []byte, score float64) {
 		off = z.lpNext(off)
 	}
 	need := lpHeader + len(m)
-	z.lp = append(z.lp, make([]byte, need)...)
+	z.lp = slices.Grow(z.lp, need)[:len(z.lp)+need]
 	copy(z.lp[off+need:], z.lp[off:len(z.lp)-need])
 	binary.LittleEndian.PutUint64(z.lp[off:], math.Float64bits(score))
 	z.lp[off+8] = byte(len(m))

@@ -373,3 +373,45 @@ func TestZSetTreeLargeRanks(t *testing.T) {
 		t.Fatalf("emptied: len %d height %d", z.Len(), z.tree.height)
 	}
 }
+
+func BenchmarkZSetSetSkiplist(b *testing.B) {
+	z := NewZSet(1000, 1)
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("member:%08d", i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		z.Set(keys[i&(len(keys)-1)], float64(i%1000))
+	}
+}
+
+func BenchmarkZSetRankSkiplist(b *testing.B) {
+	z := NewZSet(1000, 1)
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("member:%08d", i))
+		z.Set(keys[i], float64(i%1000))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := z.Rank(keys[i&(len(keys)-1)]); !ok {
+			b.Fatal("missing")
+		}
+	}
+}
+
+func BenchmarkZSetSetListpack(b *testing.B) {
+	keys := make([][]byte, 100)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("m%d", i))
+	}
+	z := NewZSet(1, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		z.Set(keys[i%len(keys)], float64(i%37))
+	}
+}

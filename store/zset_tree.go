@@ -524,15 +524,22 @@ func (t *ztree) countBefore(pred func(id uint32) bool) int {
 	node := t.root
 	for level := t.height; level > 0; level-- {
 		in := &t.inners[node]
-		i := 0
-		for i < int(in.n) && !pred(in.max[i]) {
-			r += int(in.cnt[i])
-			i++
+		lo, hi := 0, int(in.n)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if pred(in.max[mid]) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
 		}
-		if i == int(in.n) {
+		for _, c := range in.cnt[:lo] {
+			r += int(c)
+		}
+		if lo == int(in.n) {
 			return r
 		}
-		node = in.kids[i]
+		node = in.kids[lo]
 	}
 	l := &t.leaves[node]
 	lo, hi := 0, int(l.n)
