@@ -451,7 +451,7 @@ func TestSizeTracksContents(t *testing.T) {
 func TestHashIncrByFloat(t *testing.T) {
 	for _, tc := range []struct {
 		cur, incr, want string
-		err          error
+		err             error
 	}{
 		{"", "1.5", "1.5", nil},
 		{"0.1", "0.2", "0.3", nil},
