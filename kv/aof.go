@@ -59,6 +59,7 @@ const (
 	logIncrFloat                // SET key result [PXAT t]
 	logFlush                    // FLUSHALL; locks every stripe
 	logDelAbsent                // as is, preceded by DEL of those of its keys that were missing or expired
+	logEffect                   // the record the command left in aofState.effect (SPOP, HINCRBYFLOAT)
 )
 
 var logRules = map[string]logRule{
@@ -87,6 +88,7 @@ type aofState struct {
 	scratch   []byte
 	stripes   []int
 	absent    []int // logDelAbsent: positions of the keys missing before the command ran
+	effect    []byte // a logEffect command's record of what it did
 
 	// Under appendfsync always: replies waiting for their records to be
 	// durable, in order, each batch marked with the offset it waits for.
@@ -155,9 +157,18 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 		cl.aof.absent = h.absentKeys(cl.aof.absent[:0], cmd, args)
 	}
 	start := len(cl.out)
+	cl.aof.effect = cl.aof.effect[:0]
 	cmd.fn(h, cl, args)
 	reply := cl.out[start:]
 	if len(reply) == 0 || reply[0] == '-' {
+		return
+	}
+	if cmd.logRule == logEffect {
+		rec := append(cl.aof.scratch[:0], cl.aof.effect...)
+		cl.aof.scratch = rec
+		if len(rec) > 0 {
+			cl.aof.end = h.aof.End(append(h.aof.Begin(), rec...))
+		}
 		return
 	}
 	dst := cl.aof.scratch[:0]
@@ -390,6 +401,25 @@ func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 		h.stripes[i].Lock()
 	}
 	cl.aof.stripes = s
+}
+
+// logsEffects reports whether a logEffect command should leave its record
+// (setEffect): only when a file is attached, and not in the replay itself.
+func (cl *client) logsEffects() bool { return cl.aof != nil && cl.h != nil && cl.h.aof != nil }
+
+// effectScratch returns the buffer a logEffect command writes its record
+// to: nil when nothing is logged.
+func (cl *client) effectScratch() []byte {
+	if !cl.logsEffects() {
+		return nil
+	}
+	return cl.aof.effect[:0]
+}
+
+func (cl *client) setEffect(rec []byte) {
+	if cl.logsEffects() {
+		cl.aof.effect = rec
+	}
 }
 
 func (h *Handler) unlockStripes(cl *client) {

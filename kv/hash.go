@@ -1,0 +1,581 @@
+package kv
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/store"
+)
+
+// Hashes: the commands of Redis 7.0's hash group, over store.Hash.
+
+var _ = registerFamily([]*command{
+	{
+		name: "hset", arity: -4, fn: cmdHSet,
+		flags: "write denyoom fast", acl: "@write @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
+		doc: commandDoc{"Sets fields of a hash, creating it if needed.", "2.0.0", "hash", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs."},
+	},
+	{
+		name: "hsetnx", arity: 4, fn: cmdHSetNX,
+		flags: "write denyoom fast", acl: "@write @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
+		doc: commandDoc{"Sets a field of a hash only if the field does not exist yet.", "2.0.0", "hash", "O(1)"},
+	},
+	{
+		name: "hmset", arity: -4, fn: cmdHMSet,
+		flags: "write denyoom fast", acl: "@write @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
+		doc: commandDoc{"Sets fields of a hash (deprecated: HSET does the same).", "2.0.0", "hash", "O(N) where N is the number of fields being set."},
+	},
+	{
+		name: "hget", arity: 3, fn: cmdHGet,
+		flags: "readonly fast", acl: "@read @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns the value of a hash field.", "2.0.0", "hash", "O(1)"},
+	},
+	{
+		name: "hmget", arity: -3, fn: cmdHMGet,
+		flags: "readonly fast", acl: "@read @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns the values of several hash fields.", "2.0.0", "hash", "O(N) where N is the number of fields being requested."},
+	},
+	{
+		name: "hgetall", arity: 2, fn: cmdHGetAll,
+		flags: "readonly", acl: "@read @hash @slow", tips: "nondeterministic_output_order",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns every field and value of a hash.", "2.0.0", "hash", "O(N) where N is the size of the hash."},
+	},
+	{
+		name: "hdel", arity: -3, fn: cmdHDel,
+		flags: "write fast", acl: "@write @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
+		doc: commandDoc{"Deletes fields of a hash; an emptied hash is deleted.", "2.0.0", "hash", "O(N) where N is the number of fields to be removed."},
+	},
+	{
+		name: "hexists", arity: 3, fn: cmdHExists,
+		flags: "readonly fast", acl: "@read @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO", index: 1, keyStep: 1}},
+		doc: commandDoc{"Tells whether a hash has a field.", "2.0.0", "hash", "O(1)"},
+	},
+	{
+		name: "hincrby", arity: 4, fn: cmdHIncrBy,
+		flags: "write denyoom fast", acl: "@write @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
+		doc: commandDoc{"Adds an integer to the integer value of a hash field.", "2.0.0", "hash", "O(1)"},
+	},
+	{
+		name: "hincrbyfloat", arity: 4, fn: cmdHIncrByFloat,
+		flags: "write denyoom fast", acl: "@write @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
+		doc: commandDoc{"Adds a floating-point number to the value of a hash field.", "2.6.0", "hash", "O(1)"},
+	},
+	{
+		name: "hkeys", arity: 2, fn: cmdHKeys,
+		flags: "readonly", acl: "@read @hash @slow", tips: "nondeterministic_output_order",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns the fields of a hash.", "2.0.0", "hash", "O(N) where N is the size of the hash."},
+	},
+	{
+		name: "hvals", arity: 2, fn: cmdHVals,
+		flags: "readonly", acl: "@read @hash @slow", tips: "nondeterministic_output_order",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns the values of a hash.", "2.0.0", "hash", "O(N) where N is the size of the hash."},
+	},
+	{
+		name: "hlen", arity: 2, fn: cmdHLen,
+		flags: "readonly fast", acl: "@read @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns the number of fields of a hash.", "2.0.0", "hash", "O(1)"},
+	},
+	{
+		name: "hstrlen", arity: 3, fn: cmdHStrLen,
+		flags: "readonly fast", acl: "@read @hash @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns the length of a hash field's value.", "3.2.0", "hash", "O(1)"},
+	},
+	{
+		name: "hscan", arity: -3, fn: cmdHScan,
+		flags: "readonly", acl: "@read @hash @slow", tips: "nondeterministic_output",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
+		doc: commandDoc{"Iterates over the fields and values of a hash.", "2.8.0", "hash", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."},
+	},
+	{
+		name: "hrandfield", arity: -2, fn: cmdHRandField,
+		flags: "readonly", acl: "@read @hash @slow", tips: "nondeterministic_output",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns random fields of a hash, with their values if asked.", "6.2.0", "hash", "O(N) where N is the number of fields returned"},
+	},
+})
+
+// How the hash writes are logged: as they are, preceded by a DEL when they
+// met a missing or expired key (a replay keeps expired keys until the load
+// ends, and would add to the old hash); HDEL only when it deleted something;
+// HINCRBYFLOAT as an HSET of its result, as Redis propagates it.
+var _ = func() bool {
+	for _, name := range []string{"hset", "hmset", "hsetnx", "hincrby"} {
+		logRules[name] = logRMW
+	}
+	logRules["hdel"] = logIfNonZero
+	logRules["hincrbyfloat"] = logEffect
+	return true
+}()
+
+func init() { rewriters[store.KindHash] = appendRewriteHash }
+
+// rewriteBatch is how many elements one rewritten HSET or SADD carries, as
+// Redis's AOF_REWRITE_ITEMS_PER_CMD.
+const rewriteBatch = 64
+
+// appendRewriteHash appends HSET commands that rebuild o.
+func appendRewriteHash(dst, key []byte, o store.Object) []byte {
+	hs := o.(*store.Hash)
+	left := hs.Len()
+	inBatch := 0
+	hs.Range(func(f, v []byte) bool {
+		if inBatch == 0 {
+			k := min(rewriteBatch, left)
+			dst = aof.AppendHeader(dst, 2+2*k)
+			dst = aof.AppendArg(dst, []byte("HSET"))
+			dst = aof.AppendArg(dst, key)
+			inBatch, left = k, left-k
+		}
+		dst = aof.AppendArg(dst, f)
+		dst = aof.AppendArg(dst, v)
+		inBatch--
+		return true
+	})
+	return dst
+}
+
+// viewHash runs fn with key's hash (nil when missing) under its shard's
+// read lock, or writes WRONGTYPE.
+func (h *Handler) viewHash(cl *client, key []byte, fn func(hs *store.Hash)) {
+	err := h.store.View(key, store.KindHash, func(o store.Object) {
+		hs, _ := o.(*store.Hash)
+		fn(hs)
+	})
+	if err != nil {
+		cl.writeError(err.Error())
+	}
+}
+
+// elementOverhead is what one hash field or set member costs beyond its
+// bytes in the large encoding (entry, index slot), for the need estimate
+// passed to the store's memory check.
+const elementOverhead = 32
+
+func cmdHSet(h *Handler, cl *client, args [][]byte)  { h.hset(cl, args, false) }
+func cmdHMSet(h *Handler, cl *client, args [][]byte) { h.hset(cl, args, true) }
+
+func (h *Handler) hset(cl *client, args [][]byte, hmset bool) {
+	if len(args)%2 == 1 {
+		cl.writeError(errWrongArgs(string(ascii.AppendLower(nil, args[0]))))
+		return
+	}
+	need := int64(0)
+	for _, a := range args[2:] {
+		need += int64(len(a))
+	}
+	need += int64(len(args)/2) * elementOverhead
+	added := 0
+	err := h.store.Update(args[1], store.KindHash, need, func(o store.Object) store.Object {
+		hs, _ := o.(*store.Hash)
+		if hs == nil {
+			hs = store.NewHash()
+		}
+		for i := 2; i < len(args); i += 2 {
+			if hs.Set(args[i], args[i+1]) {
+				added++
+			}
+		}
+		return hs
+	})
+	switch {
+	case err != nil:
+		cl.writeError(err.Error())
+	case hmset:
+		cl.writeOK()
+	default:
+		cl.writeInt(int64(added))
+	}
+}
+
+func cmdHSetNX(h *Handler, cl *client, args [][]byte) {
+	added := false
+	err := h.store.Update(args[1], store.KindHash, int64(len(args[2])+len(args[3])+elementOverhead), func(o store.Object) store.Object {
+		hs, _ := o.(*store.Hash)
+		if hs == nil {
+			hs = store.NewHash()
+		}
+		if _, exists := hs.Get(args[2]); !exists {
+			hs.Set(args[2], args[3])
+			added = true
+		}
+		return hs
+	})
+	if err != nil {
+		cl.writeError(err.Error())
+		return
+	}
+	cl.writeInt(boolInt(added))
+}
+
+func cmdHGet(h *Handler, cl *client, args [][]byte) {
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		if hs != nil {
+			if v, ok := hs.Get(args[2]); ok {
+				cl.writeBulk(v)
+				return
+			}
+		}
+		cl.writeNull()
+	})
+}
+
+func cmdHMGet(h *Handler, cl *client, args [][]byte) {
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		cl.writeArray(len(args) - 2)
+		for _, f := range args[2:] {
+			if hs != nil {
+				if v, ok := hs.Get(f); ok {
+					cl.writeBulk(v)
+					continue
+				}
+			}
+			cl.writeNull()
+		}
+	})
+}
+
+func cmdHGetAll(h *Handler, cl *client, args [][]byte) {
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		if hs == nil {
+			cl.writeMap(0)
+			return
+		}
+		cl.writeMap(hs.Len())
+		hs.Range(func(f, v []byte) bool {
+			cl.writeBulk(f)
+			cl.writeBulk(v)
+			return true
+		})
+	})
+}
+
+func cmdHKeys(h *Handler, cl *client, args [][]byte) { h.hkeysVals(cl, args, true) }
+func cmdHVals(h *Handler, cl *client, args [][]byte) { h.hkeysVals(cl, args, false) }
+
+func (h *Handler) hkeysVals(cl *client, args [][]byte, keys bool) {
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		if hs == nil {
+			cl.writeArray(0)
+			return
+		}
+		cl.writeArray(hs.Len())
+		hs.Range(func(f, v []byte) bool {
+			if keys {
+				cl.writeBulk(f)
+			} else {
+				cl.writeBulk(v)
+			}
+			return true
+		})
+	})
+}
+
+func cmdHDel(h *Handler, cl *client, args [][]byte) {
+	deleted := 0
+	err := h.store.Update(args[1], store.KindHash, 0, func(o store.Object) store.Object {
+		if o == nil {
+			return nil
+		}
+		hs := o.(*store.Hash)
+		for _, f := range args[2:] {
+			if hs.Delete(f) {
+				deleted++
+				if hs.Len() == 0 {
+					break // Redis stops at an emptied hash
+				}
+			}
+		}
+		return hs
+	})
+	if err != nil {
+		cl.writeError(err.Error())
+		return
+	}
+	cl.writeInt(int64(deleted))
+}
+
+func cmdHLen(h *Handler, cl *client, args [][]byte) {
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		if hs == nil {
+			cl.writeInt(0)
+			return
+		}
+		cl.writeInt(int64(hs.Len()))
+	})
+}
+
+func cmdHExists(h *Handler, cl *client, args [][]byte) {
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		found := false
+		if hs != nil {
+			_, found = hs.Get(args[2])
+		}
+		cl.writeInt(boolInt(found))
+	})
+}
+
+func cmdHStrLen(h *Handler, cl *client, args [][]byte) {
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		var v []byte
+		if hs != nil {
+			v, _ = hs.Get(args[2])
+		}
+		cl.writeInt(int64(len(v)))
+	})
+}
+
+func cmdHIncrBy(h *Handler, cl *client, args [][]byte) {
+	incr, ok := ascii.ParseInt(args[3])
+	if !ok {
+		cl.writeError(errNotInteger)
+		return
+	}
+	var result int64
+	var errText string
+	err := h.store.Update(args[1], store.KindHash, int64(len(args[2])+20+elementOverhead), func(o store.Object) store.Object {
+		hs, _ := o.(*store.Hash)
+		var cur int64
+		if hs != nil {
+			if v, found := hs.Get(args[2]); found {
+				if cur, ok = ascii.ParseInt(v); !ok {
+					errText = store.ErrHashNotInteger.Error()
+					return o
+				}
+			}
+		} else {
+			hs = store.NewHash()
+		}
+		if incr < 0 && cur < 0 && incr < math.MinInt64-cur || incr > 0 && cur > 0 && incr > math.MaxInt64-cur {
+			errText = store.ErrOverflow.Error()
+			return o
+		}
+		result = cur + incr
+		var buf [20]byte
+		hs.Set(args[2], strconv.AppendInt(buf[:0], result, 10))
+		return hs
+	})
+	switch {
+	case err != nil:
+		cl.writeError(err.Error())
+	case errText != "":
+		cl.writeError(errText)
+	default:
+		cl.writeInt(result)
+	}
+}
+
+// cmdHIncrByFloat adds in long double as Redis does, replies with the new
+// value and logs it as HSET key field value (preceded by DEL when the key
+// was missing), so a replay does not depend on float arithmetic.
+func cmdHIncrByFloat(h *Handler, cl *client, args [][]byte) {
+	// The increment is checked before the key, as Redis does.
+	if _, err := store.HashIncrByFloat(nil, nil, args[3]); err != nil {
+		cl.writeError(err.Error())
+		return
+	}
+	var buf [64]byte
+	var result []byte
+	var opErr error
+	created := false
+	err := h.store.Update(args[1], store.KindHash, int64(len(args[2])+64+elementOverhead), func(o store.Object) store.Object {
+		hs, _ := o.(*store.Hash)
+		var cur []byte
+		if hs != nil {
+			cur, _ = hs.Get(args[2])
+		} else {
+			hs, created = store.NewHash(), true
+		}
+		result, opErr = store.HashIncrByFloat(buf[:0], cur, args[3])
+		if opErr != nil {
+			created = false
+			return o
+		}
+		hs.Set(args[2], result)
+		return hs
+	})
+	switch {
+	case err != nil:
+		cl.writeError(err.Error())
+		return
+	case opErr != nil:
+		cl.writeError(opErr.Error())
+		return
+	}
+	cl.writeBulk(result)
+	if cl.logsEffects() {
+		rec := cl.effectScratch()
+		if created {
+			rec = aof.AppendCommand(rec, []byte("DEL"), args[1])
+		}
+		cl.setEffect(aof.AppendCommand(rec, []byte("HSET"), args[1], args[2], result))
+	}
+}
+
+// randMaxCount bounds HRANDFIELD's and SRANDMEMBER's repeated sampling
+// (negative count): Redis would build a reply of any size; Shoal refuses
+// past this many elements rather than hold gigabytes of output.
+const randMaxCount = 1 << 22
+
+const errRandRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+
+// parseRandCount parses the count of HRANDFIELD and SRANDMEMBER: an integer
+// in [-2^63+1, 2^63-1].
+func parseRandCount(b []byte) (int64, string) {
+	l, ok := ascii.ParseInt(b)
+	if !ok {
+		return 0, errNotInteger
+	}
+	if l == math.MinInt64 {
+		return 0, errRandRange
+	}
+	return l, ""
+}
+
+func cmdHRandField(h *Handler, cl *client, args [][]byte) {
+	if len(args) == 2 {
+		h.viewHash(cl, args[1], func(hs *store.Hash) {
+			if hs == nil {
+				cl.writeNull()
+				return
+			}
+			hs.Random(1, false, func(f, _ []byte) { cl.writeBulk(f) })
+		})
+		return
+	}
+	withValues := false
+	switch {
+	case len(args) == 4 && ascii.EqualFold(args[3], "withvalues"):
+		withValues = true
+	case len(args) >= 4:
+		cl.writeError(errSyntax)
+		return
+	}
+	l, errText := parseRandCount(args[2])
+	if errText == "" && withValues && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
+		errText = "ERR value is out of range"
+	}
+	if errText != "" {
+		cl.writeError(errText)
+		return
+	}
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		if hs == nil || l == 0 {
+			cl.writeArray(0)
+			return
+		}
+		if l < -randMaxCount {
+			cl.writeError("ERR value is out of range")
+			return
+		}
+		one := func(f, v []byte) {
+			if withValues && cl.proto >= 3 {
+				cl.writeArray(2)
+			}
+			cl.writeBulk(f)
+			if withValues {
+				cl.writeBulk(v)
+			}
+		}
+		header := func(k int) {
+			if withValues && cl.proto < 3 {
+				k *= 2
+			}
+			cl.writeArray(k)
+		}
+		n := hs.Len()
+		switch {
+		case l < 0 || l == 1:
+			k := int(max(l, -l))
+			header(k)
+			hs.Random(k, false, one)
+		case l >= int64(n): // the whole hash, in its order
+			header(n)
+			hs.Range(func(f, v []byte) bool { one(f, v); return true })
+		default:
+			header(int(l))
+			hs.Random(int(l), true, one)
+		}
+	})
+}
+
+// scanOptions parses the COUNT and MATCH options of HSCAN, SSCAN (from
+// args[3]); a pattern of "*" is returned as nil.
+func scanOptions(args [][]byte) (count int, pattern []byte, errText string) {
+	count = 10
+	for i := 3; i < len(args); i += 2 {
+		left := len(args) - i
+		switch {
+		case ascii.EqualFold(args[i], "count") && left >= 2:
+			c, ok := ascii.ParseInt(args[i+1])
+			if !ok {
+				return 0, nil, errNotInteger
+			}
+			if c < 1 {
+				return 0, nil, errSyntax
+			}
+			count = int(min(c, math.MaxInt32))
+		case ascii.EqualFold(args[i], "match") && left >= 2:
+			pattern = args[i+1]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil
+			}
+		default:
+			return 0, nil, errSyntax
+		}
+	}
+	return count, pattern, ""
+}
+
+// writeScanPage writes a scan reply: the next cursor and the elements
+// (flat, so pairs for HSCAN).
+func writeScanPage(cl *client, next uint64, elems [][]byte) {
+	var num [20]byte
+	cl.writeArray(2)
+	cl.writeBulk(strconv.AppendUint(num[:0], next, 10))
+	cl.writeArray(len(elems))
+	for _, e := range elems {
+		cl.writeBulk(e)
+	}
+}
+
+func cmdHScan(h *Handler, cl *client, args [][]byte) {
+	cursor, ok := parseCursor(args[2])
+	if !ok {
+		cl.writeError(errInvalidCursor)
+		return
+	}
+	h.viewHash(cl, args[1], func(hs *store.Hash) {
+		if hs == nil {
+			writeScanPage(cl, 0, nil)
+			return
+		}
+		count, pattern, errText := scanOptions(args)
+		if errText != "" {
+			cl.writeError(errText)
+			return
+		}
+		var elems [][]byte // slices of the hash, valid under the read lock
+		next := hs.Scan(cursor, count, func(f, v []byte) {
+			if pattern == nil || store.Match(pattern, f) {
+				elems = append(elems, f, v)
+			}
+		})
+		writeScanPage(cl, next, elems)
+	})
+}
