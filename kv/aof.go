@@ -87,7 +87,7 @@ type aofState struct {
 	committed int64 // end as last passed to Writer.Commit
 	scratch   []byte
 	stripes   []int
-	absent    []int // logDelAbsent: positions of the keys missing before the command ran
+	absent    []int  // logDelAbsent: positions of the keys missing before the command ran
 	effect    []byte // a logEffect command's record of what it did
 
 	// Under appendfsync always: replies waiting for their records to be
