@@ -129,13 +129,14 @@ func TestHashSetRandomOpsAgainstRedis(t *testing.T) {
 				}
 			}
 			rng := rand.New(rand.NewSource(int64(proto) + 16))
-			// h1 stays a listpack (few fields, short values), h2 grows past
-			// it; s1 stays an intset, s2 outgrows one, s3 gets strings.
+			// h1 stays a listpack (few fields, short values), h2 gets long
+			// ones, h3 only outgrows the listpack's count; s1 stays an
+			// intset, s2 outgrows one, s3 gets strings.
 			field := func(k string) string {
 				if k == "h1" {
 					return fmt.Sprint("f", rng.Intn(300))
 				}
-				if rng.Intn(150) == 0 {
+				if k == "h2" && rng.Intn(150) == 0 {
 					return strings.Repeat("F", 65)
 				}
 				return fmt.Sprint("f", rng.Intn(700))
@@ -162,7 +163,7 @@ func TestHashSetRandomOpsAgainstRedis(t *testing.T) {
 				}
 				return strconv.Itoa(rng.Intn(800) - 100)
 			}
-			hkeys := []string{"h1", "h2"}
+			hkeys := []string{"h1", "h2", "h3"}
 			skeys := []string{"s1", "s2", "s3"}
 			hkey := func() string { return hkeys[rng.Intn(len(hkeys))] }
 			skey := func() string { return skeys[rng.Intn(len(skeys))] }
