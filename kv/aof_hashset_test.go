@@ -1,0 +1,188 @@
+package kv_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoalkv/shoal/aof"
+)
+
+// hashSetKeyspace reads every key through the protocol: type, contents in a
+// canonical order (hashtables list in any order), encoding and expiry.
+func hashSetKeyspace(t *testing.T, addr string, keys []string) map[string]string {
+	t.Helper()
+	c := dialRaw(t, addr)
+	m := map[string]string{}
+	for _, k := range keys {
+		typ := c.do("TYPE", k)
+		var contents string
+		switch typ {
+		case "+hash\r\n":
+			contents = flatPairs(t, c.do("HGETALL", k))
+		case "+set\r\n":
+			contents = canonicalReply(t, c.do("SMEMBERS", k))
+		}
+		m[k] = typ + contents + c.do("OBJECT", "ENCODING", k) + c.do("PEXPIRETIME", k)
+	}
+	return m
+}
+
+// TestAOFHashSetReplay: concurrent hash and set writes of every kind
+// (SPOP and HINCRBYFLOAT among them, logged as their effects), keys that
+// expire between writes, and rewrites in between; a server that loads the
+// file has the same hashes and sets, in the same encodings.
+func TestAOFHashSetReplay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "appendonly.aof")
+	s, w := startPersistent(t, path, aof.FsyncEverySec)
+	keys := []string{"h0", "h1", "h2", "s0", "s1", "s2", "inter", "union", "diff", "moved", "bigh", "bigs", "exp", "exp2", "dst", "pop"}
+	var wg sync.WaitGroup
+	for conn := 0; conn < 4; conn++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := dialRaw(t, s.addr)
+			for i := 0; i < 150; i++ {
+				h := fmt.Sprintf("h%d", (conn+i)%3)
+				st := fmt.Sprintf("s%d", (conn+i)%3)
+				cmds := [][]string{
+					{"HSET", h, fmt.Sprintf("f%d", i%40), fmt.Sprint(i), "n", "1"},
+					{"HINCRBY", h, "n", "3"},
+					{"HINCRBYFLOAT", h, "fl", "0.1"},
+					{"HINCRBYFLOAT", h, "fl", "1e-17"},
+					{"HSETNX", h, fmt.Sprintf("nx%d", i%5), "v"},
+					{"HDEL", h, fmt.Sprintf("f%d", (i+7)%40)},
+					{"SADD", st, fmt.Sprint(i % 60), fmt.Sprintf("m%d", i%30)},
+					{"SREM", st, fmt.Sprint((i + 11) % 60)},
+					{"SPOP", st},
+					{"SPOP", st, "2"},
+					{"SMOVE", st, "moved", fmt.Sprint(i % 60)},
+					{"SINTERSTORE", "inter", "s0", "s1"},
+					{"SUNIONSTORE", "union", "s0", "s1", "s2"},
+					{"SDIFFSTORE", "diff", "s1", "s2"},
+					{"HSET", "bigh", fmt.Sprintf("b%d-%d", conn, i), strings.Repeat("v", i%70)},
+					{"SADD", "bigs", fmt.Sprint(conn*1000 + i)},
+				}
+				for _, cmd := range cmds {
+					if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+						t.Errorf("%q: %q", cmd, r)
+						return
+					}
+				}
+				if i%50 == 0 {
+					c.do("BGREWRITEAOF")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	c := dialRaw(t, s.addr)
+	for c.do("BGREWRITEAOF")[0] == '-' {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for w.RewriteStats().InProgress {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Writes after an expiry: the replay must not add to the expired values.
+	for _, cmd := range [][]string{
+		{"HSET", "exp", "old", "1"}, {"PEXPIRE", "exp", "30"}, {"SADD", "exp2", "old2"}, {"PEXPIRE", "exp2", "30"},
+		{"SADD", "pop", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, {"PEXPIRE", "pop", "100000"},
+	} {
+		c.do(cmd...)
+	}
+	time.Sleep(80 * time.Millisecond)
+	for _, cmd := range [][]string{
+		{"HINCRBYFLOAT", "exp", "new", "2.5"}, {"SUNIONSTORE", "dst", "exp2", "s0"}, {"SPOP", "pop", "3"},
+		{"SPOP", "pop"}, {"SPOP", "s1", "1000"},
+	} {
+		if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+			t.Fatalf("%q: %q", cmd, r)
+		}
+	}
+
+	before := hashSetKeyspace(t, s.addr, keys)
+	s.stop()
+	r, _ := startPersistent(t, path, aof.FsyncEverySec)
+	after := hashSetKeyspace(t, r.addr, keys)
+	for _, k := range keys {
+		if after[k] != before[k] {
+			t.Errorf("%s after replay:\n%q\nbefore:\n%q", k, clip(after[k]), clip(before[k]))
+		}
+	}
+	if !strings.Contains(before["exp"], "new") || strings.Contains(before["exp"], "old") {
+		t.Errorf("exp before the restart: %q", before["exp"])
+	}
+	if !strings.Contains(before["bigh"], "hashtable") || !strings.Contains(before["pop"], "intset") {
+		t.Errorf("bigh or pop not in the encoding the test means: %q / %q", clip(before["bigh"]), before["pop"])
+	}
+}
+
+// TestAOFLogsSPopAsSRem: the log holds what SPOP removed, never SPOP itself,
+// and a DEL when it took the whole set; HINCRBYFLOAT is an HSET of its result.
+func TestAOFLogsSPopAsSRem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "appendonly.aof")
+	s, _ := startPersistent(t, path, aof.FsyncAlways)
+	c := dialRaw(t, s.addr)
+	for _, cmd := range [][]string{
+		{"SADD", "s", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, {"SPOP", "s"}, {"SPOP", "s", "3"},
+		{"SPOP", "s", "0"}, {"SPOP", "nosuch"}, {"SPOP", "s", "100"}, {"HINCRBYFLOAT", "h", "f", "0.1"},
+		{"HINCRBYFLOAT", "h", "f", "inf"},
+	} {
+		c.do(cmd...)
+	}
+	s.stop()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cmds []string
+	rd := bufio.NewReader(f)
+	for {
+		v, err := parseRESP(rd)
+		if err != nil {
+			break
+		}
+		var words []string
+		for _, e := range v.elems {
+			words = append(words, e.line[strings.IndexByte(e.line, '|')+1:])
+		}
+		cmds = append(cmds, strings.Join(words, " "))
+	}
+	var srems []int
+	for _, cmd := range cmds {
+		switch {
+		case strings.HasPrefix(cmd, "SPOP"):
+			t.Errorf("the log holds %q", cmd)
+		case strings.HasPrefix(cmd, "SREM s "):
+			srems = append(srems, len(strings.Fields(cmd))-2)
+		}
+	}
+	if len(srems) != 2 || srems[0] != 1 || srems[1] != 3 {
+		t.Errorf("SREMs of 1 and 3 members expected, log: %q", cmds)
+	}
+	want := []string{"DEL s", "DEL h", "HSET h f 0.1"}
+	for _, w := range want {
+		if !containsString(cmds, w) {
+			t.Errorf("log lacks %q: %q", w, cmds)
+		}
+	}
+	if n := len(cmds); n == 0 || cmds[n-1] != "HSET h f 0.1" {
+		t.Errorf("the refused HINCRBYFLOAT was logged: %q", cmds)
+	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
