@@ -58,6 +58,7 @@ const (
 	logRenameNX                 // RENAME a b if the reply is :1
 	logIncrFloat                // SET key result [PXAT t]
 	logFlush                    // FLUSHALL; locks every stripe
+	logEffect                   // the record the command left in aofState.effect (blocking pops, LMPOP)
 )
 
 var logRules = map[string]logRule{
@@ -68,6 +69,8 @@ var logRules = map[string]logRule{
 	"expire":      logExpire, "pexpire": logExpire, "expireat": logExpire, "pexpireat": logExpire,
 	"persist": logIfOne, "del": logIfNonZero, "unlink": logIfNonZero, "renamenx": logRenameNX,
 	"flushall": logFlush, "flushdb": logFlush,
+	"lmpop": logEffect, "blpop": logEffect, "brpop": logEffect, "blmove": logEffect, "brpoplpush": logEffect,
+	"blmpop": logEffect,
 }
 
 func init() {
@@ -84,6 +87,7 @@ type aofState struct {
 	committed int64 // end as last passed to Writer.Commit
 	scratch   []byte
 	stripes   []int
+	effect    []byte // a logEffect command's record of what it did
 
 	// Under appendfsync always: replies waiting for their records to be
 	// durable, in order, each batch marked with the offset it waits for.
@@ -149,12 +153,18 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 		absent = h.store.PTTL(args[1]) == -2
 	}
 	start := len(cl.out)
+	cl.aof.effect = cl.aof.effect[:0]
 	cmd.fn(h, cl, args)
 	reply := cl.out[start:]
 	if len(reply) == 0 || reply[0] == '-' {
 		return
 	}
-	rec := h.record(cl.aof.scratch[:0], cmd, args, reply, absent)
+	var rec []byte
+	if cmd.logRule == logEffect {
+		rec = append(cl.aof.scratch[:0], cl.aof.effect...)
+	} else {
+		rec = h.record(cl.aof.scratch[:0], cmd, args, reply, absent)
+	}
 	cl.aof.scratch = rec
 	if len(rec) == 0 {
 		return
@@ -320,6 +330,15 @@ func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 	case cmd.logRule == logFlush, cmd.reads && cmd.firstKey == 0:
 		for i := range h.stripes {
 			s = append(s, i)
+		}
+	case cmd.keysOf != nil:
+		first, last := cmd.keysOf(args)
+		for i := first; i <= last; i++ {
+			s = append(s, h.store.ShardIndex(args[i]))
+		}
+		if len(s) > 1 {
+			slices.Sort(s)
+			s = slices.Compact(s)
 		}
 	case cmd.firstKey > 0:
 		last := cmd.lastKey

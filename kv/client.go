@@ -40,12 +40,16 @@ type client struct {
 	id         int64
 	addr       string
 	laddr      string
-	fd         int
 	createdAt  int64        // unix ms
 	lastActive atomic.Int64 // Handler.clock at the last read with data
 	commands   atomic.Int64 // commands run; written by the loop, read by INFO
 	lastCmd    atomic.Pointer[command]
 	protoShown atomic.Int32 // proto as CLIENT LIST shows it
+	fd         int32        // next to protoShown: the two share a word
+
+	// blocked is the wait of a client parked by a blocking command
+	// (blocking.go); the client's loop only.
+	blocked *waiter
 
 	// names are CLIENT SETNAME's and SETINFO's, replaced whole (copy on
 	// write) so that CLIENT LIST on another loop reads them without a lock;

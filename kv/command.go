@@ -24,6 +24,9 @@ type command struct {
 	step     int
 	keySpecs []keySpec
 	doc      commandDoc
+	// keysOf, for a movablekeys command (LMPOP), reports where its keys
+	// are in args: args[first..last]; last < first when there are none.
+	keysOf func(args [][]byte) (first, last int)
 
 	// Derived by init from the fields above.
 	noAuth   bool                // runs before AUTH (flag no_auth)
@@ -37,7 +40,8 @@ type command struct {
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements
-// uses an "index" begin-search and a "range" find-keys step.
+// uses an "index" begin-search, and a "range" find-keys step or, with
+// keyNum, a "keynum" one (LMPOP: the number of keys, then the keys).
 type keySpec struct {
 	notes   string
 	flags   string // space-separated
@@ -45,6 +49,10 @@ type keySpec struct {
 	lastKey int
 	keyStep int
 	limit   int
+
+	keyNum      bool
+	keyNumIdx   int
+	keyNumFirst int
 }
 
 // handlerFunc executes one command whose name and arity were already checked.
@@ -103,7 +111,7 @@ func indexCommands(table []*command) (byName map[string]*command, order []*comma
 		if cmd.fn == nil || cmd.acl == "" || cmd.doc.summary == "" || cmd.doc.since == "" || cmd.doc.group == "" || cmd.doc.complexity == "" {
 			return nil, nil, fmt.Errorf("command table entry %q lacks its function, ACL categories or docs", cmd.name)
 		}
-		if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) {
+		if (cmd.firstKey != 0 || cmd.keysOf != nil) != (len(cmd.keySpecs) != 0) {
 			return nil, nil, fmt.Errorf("command table entry %q has key positions without key specs or the reverse", cmd.name)
 		}
 		cmd.noAuth = hasWord(cmd.flags, "no_auth")

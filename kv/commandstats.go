@@ -66,6 +66,9 @@ type loopStats struct {
 	// is serving (resp.Parser.SwapArgs), so idle connections keep none.
 	// The loop goroutine only.
 	args [][]byte
+	// ready are the keys the running command made ready for blocked
+	// clients (blocking.go). The loop goroutine only.
+	ready [][]byte
 }
 
 // commandStats holds the blocks, one per loop plus one (index 0) for

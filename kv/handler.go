@@ -90,7 +90,8 @@ type Handler struct {
 	stripes          []sync.Mutex
 	aofLoadTruncated bool
 	rw               rewriter
-	fsyncIdle        string // CONFIG appendfsync while no file is attached; under cfg.mu
+	blocking         blockingState // clients parked by blocking commands (blocking.go)
+	fsyncIdle        string        // CONFIG appendfsync while no file is attached; under cfg.mu
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -152,7 +153,7 @@ func (h *Handler) OnOpen(c *eventloop.Conn) {
 		id:          h.clients.nextID.Add(1),
 		addr:        addrString(c.RemoteAddr()),
 		laddr:       addrString(c.LocalAddr()),
-		fd:          c.Fd(),
+		fd:          int32(c.Fd()),
 		createdAt:   now,
 	}
 	cl.parser.Limits = h.opts.Limits
@@ -172,6 +173,7 @@ func (h *Handler) OnClose(c *eventloop.Conn, err error) {
 		return
 	}
 	h.clients.remove(cl)
+	h.cancelWait(cl)
 	switch {
 	case err == nil || errors.Is(err, eventloop.ErrConnClosed):
 	case errors.Is(err, eventloop.ErrOutputLimit), errors.Is(err, eventloop.ErrInboundLimit):
@@ -194,6 +196,9 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 	}
 	if cl.closeAfterReply || (cl.aof != nil && cl.aof.closing) {
 		return len(in)
+	}
+	if cl.blocked != nil {
+		return 0 // parked: the input waits until a reply or the timeout (blocking.go)
 	}
 	cl.out = c.OutputBuffer()
 	base := len(cl.out)
@@ -275,6 +280,9 @@ func (h *Handler) execute(cl *client, in []byte) int {
 		cl.parser.Release()
 		if cl.closeAfterReply {
 			return len(in)
+		}
+		if cl.blocked != nil {
+			return consumed // the rest of the pipeline waits for the reply
 		}
 		if int64(len(cl.out)) >= h.flushBytes.Load() && cl.conn != nil && !cl.holdsReplies() {
 			if !cl.flushMidBatch() {
@@ -364,6 +372,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		h.callReader(cl, cmd, args)
 	default:
 		cmd.fn(h, cl, args)
+	}
+	if st := cl.stats; len(st.ready) > 0 {
+		h.serveReady(st)
 	}
 	counters.count(cl.failed)
 	if timed {

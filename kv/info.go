@@ -105,7 +105,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("cluster_connections", 0)
 		_, _, maxClients, _ := h.listener()
 		field("maxclients", maxClients)
-		field("blocked_clients", 0)
+		field("blocked_clients", h.blocking.blocked.Load())
 		field("tracking_clients", 0)
 	case "memory":
 		b = append(b, "# Memory\r\n"...)
