@@ -112,9 +112,9 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Moves the tail element of a list to the head of another.", "1.2.0", "list", "O(1)"},
 	},
 	{
-		name: "lmpop", arity: -4, fn: cmdLMPop, keysOf: func(args [][]byte) (int, int) { return mpopKeyRange(args, 1) },
+		name: "lmpop", arity: -4, fn: cmdLMPop,
 		flags: "write movablekeys", acl: "@write @list @slow",
-		keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyNum: true, keyNumIdx: 0, keyNumFirst: 1, keyStep: 1}},
+		keySpecs: []keySpec{{flags: "RW access delete", index: 1, keynum: true, keynumIdx: 0, firstKeyIdx: 1, keyStep: 1}},
 		doc:      commandDoc{"Removes and returns elements from the first non-empty list of several.", "7.0.0", "list", "O(N+M) where N is the number of provided keys and M is the number of elements returned."},
 	},
 	{
@@ -142,9 +142,9 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Moves the tail element of a list to the head of another, waiting for one.", "2.2.0", "list", "O(1)"},
 	},
 	{
-		name: "blmpop", arity: -5, fn: cmdBLMPop, keysOf: func(args [][]byte) (int, int) { return mpopKeyRange(args, 2) },
+		name: "blmpop", arity: -5, fn: cmdBLMPop,
 		flags: "write blocking movablekeys", acl: "@write @list @slow @blocking",
-		keySpecs: []keySpec{{flags: "RW access delete", index: 2, keyNum: true, keyNumIdx: 0, keyNumFirst: 1, keyStep: 1}},
+		keySpecs: []keySpec{{flags: "RW access delete", index: 2, keynum: true, keynumIdx: 0, firstKeyIdx: 1, keyStep: 1}},
 		doc:      commandDoc{"Removes and returns elements from the first non-empty list of several, waiting for one if none.", "7.0.0", "list", "O(N+M) where N is the number of provided keys and M is the number of elements returned."},
 	},
 })
@@ -158,15 +158,6 @@ const (
 	errNumKeys        = "ERR numkeys should be greater than 0"
 	errCountPositive  = "ERR count should be greater than 0"
 )
-
-// writeNullArray is Redis's addReplyNullArray: *-1 in RESP2, _ in RESP3.
-func (cl *client) writeNullArray() {
-	if cl.proto >= 3 {
-		cl.out = resp.AppendNull(cl.out)
-	} else {
-		cl.out = resp.AppendNullArray(cl.out)
-	}
-}
 
 // pushNeed is the memory a push of vals may add, for maxmemory.
 func pushNeed(vals [][]byte) int64 {
@@ -749,19 +740,6 @@ func parseMPop(args [][]byte) (a mpopArgs, errText string) {
 		a.count = 1
 	}
 	return a, ""
-}
-
-// mpopKeyRange reports LMPOP's keys (args[2:2+numkeys]) for the AOF
-// stripes; BLMPOP's are one further.
-func mpopKeyRange(args [][]byte, numkeysAt int) (first, last int) {
-	if numkeysAt >= len(args) {
-		return 0, -1
-	}
-	n, ok := ascii.ParseInt(args[numkeysAt])
-	if !ok || n <= 0 || n > int64(len(args)-numkeysAt-1) {
-		return 0, -1
-	}
-	return numkeysAt + 1, numkeysAt + int(n)
 }
 
 // popFrom pops up to count elements from the first non-empty list among
