@@ -60,13 +60,23 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 	r := &reader{br: bufio.NewReaderSize(f, 1<<20)}
 	var args [][]byte
 	nextProgress := int64(16 << 20)
+	multiAt := int64(-1) // offset of a MULTI whose EXEC has not been read
 	for {
 		start := r.off
 		args, err = r.command(args[:0])
 		if err == io.EOF && r.off == start {
-			break
+			if multiAt < 0 {
+				break
+			}
+			// A transaction without its EXEC: cut it off whole, so that
+			// a replay applies all of a transaction or none (Redis's
+			// "Revert incomplete MULTI/EXEC transaction").
+			err = errTruncated
 		}
 		if err == errTruncated || err == io.EOF || err == io.ErrUnexpectedEOF {
+			if multiAt >= 0 {
+				start = multiAt
+			}
 			cut := r.off - start
 			if !repairTruncated {
 				return st, fmt.Errorf("append only file %s ends with a truncated command at byte offset %d (%d bytes); start with aof-load-truncated yes to cut it off", path, start, cut)
@@ -79,6 +89,12 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 		}
 		if err != nil {
 			return st, &CorruptError{Path: path, Offset: start, Reason: err.Error()}
+		}
+		switch {
+		case isName(args[0], "multi"):
+			multiAt = start
+		case isName(args[0], "exec"):
+			multiAt = -1
 		}
 		if err := exec(args); err != nil {
 			return st, fmt.Errorf("append only file %s, command at byte offset %d: %w", path, start, err)
@@ -181,4 +197,17 @@ func truncate(b []byte, n int) []byte {
 		return b[:n]
 	}
 	return b
+}
+
+// isName reports whether a command name is name (lower case), in any case.
+func isName(arg []byte, name string) bool {
+	if len(arg) != len(name) {
+		return false
+	}
+	for i := range arg {
+		if arg[i]|0x20 != name[i] {
+			return false
+		}
+	}
+	return true
 }

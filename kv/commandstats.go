@@ -66,6 +66,10 @@ type loopStats struct {
 	// is serving (resp.Parser.SwapArgs), so idle connections keep none.
 	// The loop goroutine only.
 	args [][]byte
+	// gate is the loop's exec gate (multi.go), read-locked by the loop for
+	// each batch. Padding keeps two loops' blocks off one cache line.
+	gate execGate
+	_    [40]byte
 }
 
 // commandStats holds the blocks, one per loop plus one (index 0) for
