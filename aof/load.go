@@ -43,7 +43,8 @@ var errTruncated = errors.New("truncated")
 // time in file order; args are valid only during the call. A missing file loads nothing. A last command cut short
 // by the end of the file (a crash mid-write) is cut off the file when
 // repairTruncated is set, as Redis's aof-load-truncated yes does, and is an
-// error otherwise. A malformed command before the end is a *CorruptError
+// error otherwise; so is a MULTI without its EXEC at the end (cut from the
+// MULTI on), so that a transaction is replayed whole or not at all. A malformed command before the end is a *CorruptError
 // naming its offset; the file is left as it is. An error from exec stops the
 // load and is returned with the command's offset. progress, if not nil, is
 // called about every 16 MiB read.
@@ -79,13 +80,18 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 			}
 			cut := r.off - start
 			if !repairTruncated {
-				return st, fmt.Errorf("append only file %s ends with a truncated command at byte offset %d (%d bytes); start with aof-load-truncated yes to cut it off", path, start, cut)
+				what := "a truncated command"
+				if multiAt >= 0 {
+					what = "a transaction without its EXEC"
+				}
+				return st, fmt.Errorf("append only file %s ends with %s at byte offset %d (%d bytes); start with aof-load-truncated yes to cut it off", path, what, start, cut)
 			}
 			if err := os.Truncate(path, start); err != nil {
 				return st, fmt.Errorf("truncating the append only file %s at byte offset %d: %w", path, start, err)
 			}
 			st.Truncated = cut
-			break
+			st.Bytes = start
+			return st, nil
 		}
 		if err != nil {
 			return st, &CorruptError{Path: path, Offset: start, Reason: err.Error()}

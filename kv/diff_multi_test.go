@@ -25,7 +25,9 @@ type mstep struct {
 }
 
 // on is a step of connection conn; the command splits on spaces.
-func on(conn int, cmd string) mstep { return mstep{conn: conn, args: strings.Split(cmd, " "), replies: 1} }
+func on(conn int, cmd string) mstep {
+	return mstep{conn: conn, args: strings.Split(cmd, " "), replies: 1}
+}
 
 // onN is a step whose command answers n replies (SUBSCRIBE a b: two).
 func onN(conn, n int, cmd string) mstep {
