@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -355,6 +356,37 @@ func TestClientListShowsSessions(t *testing.T) {
 	for _, f := range []string{"pubsub_channels:0", "pubsub_patterns:0", "pubsubshard_channels:0"} {
 		if !strings.Contains(info, f) {
 			t.Errorf("INFO stats after the subscriber was killed lacks %s", f)
+		}
+	}
+}
+
+// TestWatchSeesWritesOverEveryFront: a key watched over RESP and then
+// written over the HTTP or the frame front fails the EXEC, as a RESP write
+// does.
+func TestWatchSeesWritesOverEveryFront(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	w := dialRaw(t, f.resp)
+	c := &http.Client{Timeout: 5 * time.Second}
+	fc := dialFrame(t, f.frame)
+	writes := map[string]func(){
+		"http PUT":    func() { httpDo(t, c, "PUT", "http://"+f.http+"/kv/k", "v") },
+		"http DELETE": func() { httpDo(t, c, "DELETE", "http://"+f.http+"/kv/k", "") },
+		"http incr":   func() { httpDo(t, c, "POST", "http://"+f.http+"/kv/n/incr", "") },
+		"frame SET":   func() { fc.do(t, frameSet("k", "v")) },
+		"frame DEL":   func() { fc.do(t, frameDel("k")) },
+	}
+	for name, write := range writes {
+		w.do("SET", "k", "x")
+		key := "k"
+		if strings.Contains(name, "incr") {
+			key = "n"
+		}
+		w.do("WATCH", key)
+		write()
+		w.do("MULTI")
+		w.do("PING")
+		if r := w.do("EXEC"); r != "*-1\r\n" {
+			t.Errorf("%s of a watched key, then EXEC = %q", name, r)
 		}
 	}
 }
