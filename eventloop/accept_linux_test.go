@@ -5,13 +5,13 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/shoalkv/shoal/internal/fdtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,41 +44,12 @@ func TestReusePortListenersPerLoop(t *testing.T) {
 func TestAcceptBacksOffWhenOutOfDescriptors(t *testing.T) {
 	s := startServer(t, &lineEcho{}, Options{Loops: 1})
 	port := s.Addr().(*net.TCPAddr).Port
-	// Client sockets first, unconnected: connecting needs no new descriptor.
-	var clients []int
-	defer func() {
-		for _, fd := range clients {
-			unix.Close(fd)
-		}
-	}()
-	for i := 0; i < 4; i++ {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 20})
-		clients = append(clients, fd)
-	}
-	var fillers []*os.File
-	release := func() {
-		for _, f := range fillers {
-			f.Close()
-		}
-		fillers = nil
-	}
+	clients := fdtest.NewClients(t, 4, 20*time.Second)
+	release := fdtest.Exhaust()
 	defer release()
-	for {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			break
-		}
-		fillers = append(fillers, f)
-	}
-	for _, fd := range clients {
-		if err := unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-			release()
-			t.Fatal(err)
-		}
+	if err := clients.Connect(port); err != nil {
+		release()
+		t.Fatal(err)
 	}
 	cpu0, wall0 := cpuTime(), time.Now()
 	time.Sleep(500 * time.Millisecond)
@@ -91,23 +62,7 @@ func TestAcceptBacksOffWhenOutOfDescriptors(t *testing.T) {
 	if cpu > wall/2 {
 		t.Fatalf("process used %v of CPU in %v while accept failed: spinning", cpu, wall)
 	}
-	for i, fd := range clients {
-		msg := []byte("after " + strconv.Itoa(i) + "\n")
-		if _, err := unix.Write(fd, msg); err != nil {
-			t.Fatal(err)
-		}
-		got := make([]byte, len(msg))
-		for n := 0; n < len(got); {
-			k, err := unix.Read(fd, got[n:])
-			if err != nil || k == 0 {
-				t.Fatalf("client %d: read: %v", i, err)
-			}
-			n += k
-		}
-		if !bytes.Equal(got, msg) {
-			t.Fatalf("client %d got %q", i, got)
-		}
-	}
+	clients.CheckEcho(t)
 }
 
 // countingLog counts the log records whose message contains substr.

@@ -58,6 +58,7 @@ const (
 	logRenameNX                 // RENAME a b if the reply is :1
 	logIncrFloat                // SET key result [PXAT t]
 	logFlush                    // FLUSHALL; locks every stripe
+	logDelAbsent                // as is, preceded by DEL of those of its keys that were missing or expired
 )
 
 var logRules = map[string]logRule{
@@ -75,6 +76,7 @@ func init() {
 		cmd.logged = hasWord(cmd.flags, "write")
 		cmd.reads = hasWord(cmd.flags, "readonly")
 		cmd.logRule = logRules[cmd.name]
+		cmd.movableKeys = hasWord(cmd.flags, "movablekeys")
 	}
 }
 
@@ -84,6 +86,7 @@ type aofState struct {
 	committed int64 // end as last passed to Writer.Commit
 	scratch   []byte
 	stripes   []int
+	absent    []int // logDelAbsent: positions of the keys missing before the command ran
 
 	// Under appendfsync always: replies waiting for their records to be
 	// durable, in order, each batch marked with the offset it waits for.
@@ -148,19 +151,56 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	if cmd.logRule == logRMW {
 		absent = h.store.PTTL(args[1]) == -2
 	}
+	if cmd.logRule == logDelAbsent {
+		cl.aof.absent = h.absentKeys(cl.aof.absent[:0], cmd, args)
+	}
 	start := len(cl.out)
 	cmd.fn(h, cl, args)
 	reply := cl.out[start:]
 	if len(reply) == 0 || reply[0] == '-' {
 		return
 	}
-	rec := h.record(cl.aof.scratch[:0], cmd, args, reply, absent)
+	dst := cl.aof.scratch[:0]
+	if cmd.logRule == logDelAbsent && len(cl.aof.absent) > 0 {
+		dst = aof.AppendHeader(dst, 1+len(cl.aof.absent))
+		dst = aof.AppendArg(dst, []byte("DEL"))
+		for _, i := range cl.aof.absent {
+			dst = aof.AppendArg(dst, args[i])
+		}
+	}
+	rec := h.record(dst, cmd, args, reply, absent)
 	cl.aof.scratch = rec
 	if len(rec) == 0 {
 		return
 	}
 	buf := cl.execLogPrefix(h.aof.Begin())
 	cl.aof.end = h.aof.End(append(buf, rec...))
+}
+
+// absentKeys appends the positions of cmd's keys that are missing or
+// expired now, before it runs: a multi-key write (ZUNIONSTORE, ZMPOP, ...)
+// reads keys a replay would still hold if they had expired, as replays keep
+// expired keys until the load ends, so its record deletes them first.
+func (h *Handler) absentKeys(dst []int, cmd *command, args [][]byte) []int {
+	var at [16]int
+	var pos []int
+	if cmd.movableKeys {
+		pos = cmd.keyPositions(at[:0], args)
+	} else {
+		last := cmd.lastKey
+		if last < 0 {
+			last += len(args)
+		}
+		for i := cmd.firstKey; i > 0 && i <= last && i < len(args); i += cmd.step {
+			pos = append(pos, i)
+		}
+	}
+	for _, i := range pos {
+		if h.store.PTTL(args[i]) == -2 && !slices.ContainsFunc(dst, func(j int) bool { return string(args[j]) == string(args[i]) }) {
+			dst = append(dst, i)
+		}
+	}
+	return dst
 }
 
 // record appends the log record of a command that succeeded.
@@ -320,6 +360,18 @@ func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 	case cmd.logRule == logFlush, cmd.reads && cmd.firstKey == 0:
 		for i := range h.stripes {
 			s = append(s, i)
+		}
+	case cmd.movableKeys:
+		// ZUNIONSTORE, ZMPOP, ...: every key the count names, so a write
+		// to a source key cannot be logged between this one's read of it
+		// and its record.
+		var at [16]int
+		for _, i := range cmd.keyPositions(at[:0], args) {
+			s = append(s, h.store.ShardIndex(args[i]))
+		}
+		if len(s) > 1 {
+			slices.Sort(s)
+			s = slices.Compact(s)
 		}
 	case cmd.firstKey > 0:
 		last := cmd.lastKey
@@ -499,7 +551,7 @@ func (h *Handler) LoadAOF(path string, repairTruncated bool) (aof.LoadStats, err
 	h.store.SetLoading(true)
 	defer h.store.SetLoading(false)
 	cl := &client{h: h, proto: 2, authed: true, valueDigits: 1}
-	cl.parser.Limits = h.opts.Limits
+	cl.parser.Limits = &h.opts.Limits
 	var firstErr string
 	var errCount int64
 	st, err := aof.Load(path, repairTruncated, func(args [][]byte) error {

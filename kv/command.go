@@ -34,10 +34,14 @@ type command struct {
 	logged   bool                // write flag: logged to the append-only file (aof.go)
 	reads    bool                // readonly flag: waits for the log under appendfsync always (aof.go)
 	logRule  logRule             // how it is logged (aof.go)
+	// movableKeys: the key count is an argument (flag movablekeys; aof.go
+	// locks the stripes of the keys keyPositions finds).
+	movableKeys bool
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements
-// uses an "index" begin-search and a "range" find-keys step.
+// uses an "index" begin-search, then a "range" find-keys step or, with
+// keynum set, a "keynum" one (ZUNION, ZMPOP: the key count is an argument).
 type keySpec struct {
 	notes   string
 	flags   string // space-separated
@@ -45,6 +49,38 @@ type keySpec struct {
 	lastKey int
 	keyStep int
 	limit   int
+
+	keynum      bool
+	keynumIdx   int // keynum: the count's position, relative to index
+	firstKeyIdx int // keynum: the first key's position, relative to index
+}
+
+// keyPositions appends the argument positions of the keys of a command
+// whose key specs are all "index" + "keynum" (movable keys: ZUNION,
+// ZMPOP, ...); a count that is not a positive integer or runs past args
+// yields no keys, since the command will refuse it.
+func (c *command) keyPositions(dst []int, args [][]byte) []int {
+	for _, ks := range c.keySpecs {
+		if !ks.keynum {
+			if ks.index < len(args) {
+				dst = append(dst, ks.index) // the destination of *STORE
+			}
+			continue
+		}
+		at := ks.index + ks.keynumIdx
+		if at >= len(args) {
+			continue
+		}
+		n, ok := ascii.ParseInt(args[at])
+		first := ks.index + ks.firstKeyIdx
+		if !ok || n < 1 || n > int64(len(args)-first) {
+			continue
+		}
+		for i := 0; i < int(n); i += ks.keyStep {
+			dst = append(dst, first+i)
+		}
+	}
+	return dst
 }
 
 // handlerFunc executes one command whose name and arity were already checked.
@@ -103,7 +139,7 @@ func indexCommands(table []*command) (byName map[string]*command, order []*comma
 		if cmd.fn == nil || cmd.acl == "" || cmd.doc.summary == "" || cmd.doc.since == "" || cmd.doc.group == "" || cmd.doc.complexity == "" {
 			return nil, nil, fmt.Errorf("command table entry %q lacks its function, ACL categories or docs", cmd.name)
 		}
-		if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) {
+		if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) && !hasWord(cmd.flags, "movablekeys") {
 			return nil, nil, fmt.Errorf("command table entry %q has key positions without key specs or the reverse", cmd.name)
 		}
 		cmd.noAuth = hasWord(cmd.flags, "no_auth")

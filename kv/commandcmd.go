@@ -129,6 +129,18 @@ func writeKeySpec(cl *client, ks keySpec) {
 	cl.writeBulkStr("find_keys")
 	cl.writeMap(2)
 	cl.writeBulkStr("type")
+	if ks.keynum {
+		cl.writeBulkStr("keynum")
+		cl.writeBulkStr("spec")
+		cl.writeMap(3)
+		cl.writeBulkStr("keynumidx")
+		cl.writeInt(int64(ks.keynumIdx))
+		cl.writeBulkStr("firstkey")
+		cl.writeInt(int64(ks.firstKeyIdx))
+		cl.writeBulkStr("keystep")
+		cl.writeInt(int64(ks.keyStep))
+		return
+	}
 	cl.writeBulkStr("range")
 	cl.writeBulkStr("spec")
 	cl.writeMap(3)

@@ -15,7 +15,7 @@ func TestCommandTimingIsSampled(t *testing.T) {
 	h := New(st, Options{})
 	defer h.Close()
 	cl := &client{h: h, proto: 2, authed: true}
-	cl.parser.Limits = h.opts.Limits
+	cl.parser.Limits = &h.opts.Limits
 	h.execute(cl, []byte(strings.Repeat("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", 5*timedEvery+1)))
 	tot := h.cmdStats.totals()[commands["get"].statsID]
 	var inBuckets uint64

@@ -19,7 +19,7 @@ func benchExecute(b *testing.B, setup, req, reply string, depth int) {
 	h := New(st, Options{})
 	defer h.Close()
 	cl := &client{h: h, proto: 2, authed: true}
-	cl.parser.Limits = h.opts.Limits
+	cl.parser.Limits = &h.opts.Limits
 	if setup != "" {
 		h.execute(cl, []byte(setup))
 	}
@@ -86,12 +86,12 @@ func BenchmarkExecuteGET1Parallel(b *testing.B) {
 	h := New(st, Options{})
 	defer h.Close()
 	setup := &client{h: h, proto: 2, authed: true}
-	setup.parser.Limits = h.opts.Limits
+	setup.parser.Limits = &h.opts.Limits
 	h.execute(setup, []byte(setReq))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		cl := &client{h: h, proto: 2, authed: true, out: make([]byte, 0, 4096)}
-		cl.parser.Limits = h.opts.Limits
+		cl.parser.Limits = &h.opts.Limits
 		in := []byte(getReq)
 		ran := false
 		for pb.Next() {

@@ -167,7 +167,7 @@ func (h *Handler) OnOpen(c *eventloop.Conn) {
 		fd:          int32(c.Fd()),
 		createdAt:   now,
 	}
-	cl.parser.Limits = h.opts.Limits
+	cl.parser.Limits = &h.opts.Limits
 	cl.parser.Unauthenticated = !cl.authed
 	cl.stats = h.cmdStats.forLoop(c.LoopIndex())
 	cl.lastActive.Store(now)

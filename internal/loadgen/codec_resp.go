@@ -35,6 +35,40 @@ func (respProtocol) template(op opKind, valueSize int) requestTemplate {
 		b = resp.AppendArrayHeader(b, 2)
 		b = resp.AppendBulkString(b, "INCR")
 		key("counter:")
+	case opLPush, opRPush:
+		b = resp.AppendArrayHeader(b, 3)
+		b = resp.AppendBulkString(b, strings.ToUpper(op.String()))
+		b = resp.AppendBulkString(b, "mylist")
+		b = resp.AppendBulk(b, bytes.Repeat([]byte{'x'}, valueSize))
+	case opLPop, opRPop:
+		b = resp.AppendArrayHeader(b, 2)
+		b = resp.AppendBulkString(b, strings.ToUpper(op.String()))
+		b = resp.AppendBulkString(b, "mylist")
+	case opSAdd:
+		b = resp.AppendArrayHeader(b, 3)
+		b = resp.AppendBulkString(b, "SADD")
+		b = resp.AppendBulkString(b, "myset")
+		key("element:")
+	case opSPop:
+		b = resp.AppendArrayHeader(b, 2)
+		b = resp.AppendBulkString(b, "SPOP")
+		b = resp.AppendBulkString(b, "myset")
+	case opHSet:
+		b = resp.AppendArrayHeader(b, 4)
+		b = resp.AppendBulkString(b, "HSET")
+		b = resp.AppendBulkString(b, "myhash")
+		key("element:")
+		b = resp.AppendBulk(b, bytes.Repeat([]byte{'x'}, valueSize))
+	case opZAdd:
+		b = resp.AppendArrayHeader(b, 4)
+		b = resp.AppendBulkString(b, "ZADD")
+		b = resp.AppendBulkString(b, "myzset")
+		b = resp.AppendBulkString(b, "0")
+		key("element:")
+	case opZPopMin:
+		b = resp.AppendArrayHeader(b, 2)
+		b = resp.AppendBulkString(b, "ZPOPMIN")
+		b = resp.AppendBulkString(b, "myzset")
 	}
 	return requestTemplate{bytes: b, keyAt: keyAt}
 }

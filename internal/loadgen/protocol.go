@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // opKind is one command of the workload mix.
@@ -13,10 +14,23 @@ const (
 	opSet
 	opPing
 	opIncr
+	// The data-type commands of redis-benchmark's default suite, as it sends them: one
+	// list, set, hash and sorted set (mylist, myset, myhash, myzset) and, where the
+	// command takes one, a member element:<key index> (RESP only).
+	opLPush
+	opRPush
+	opLPop
+	opRPop
+	opSAdd
+	opSPop
+	opHSet
+	opZAdd
+	opZPopMin
 	numOps
 )
 
-var opNames = [numOps]string{"get", "set", "ping", "incr"}
+var opNames = [numOps]string{"get", "set", "ping", "incr",
+	"lpush", "rpush", "lpop", "rpop", "sadd", "spop", "hset", "zadd", "zpopmin"}
 
 func (o opKind) String() string { return opNames[o] }
 
@@ -26,7 +40,7 @@ func parseOp(s string) (opKind, error) {
 			return opKind(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown command %q (want get, set, ping or incr)", s)
+	return 0, fmt.Errorf("unknown command %q (want one of %s)", s, strings.Join(opNames[:], ", "))
 }
 
 // keyDigits is the width of the decimal key index patched into every template, as

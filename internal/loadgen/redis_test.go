@@ -61,3 +61,50 @@ func infoField(t testing.TB, addr, section, field string) int64 {
 	t.Fatalf("INFO %s has no field %s", section, field)
 	return 0
 }
+
+// TestDataTypeCommands runs each data-type command of redis-benchmark's default suite
+// against redis-server and checks what it did to the key it works on.
+func TestDataTypeCommands(t *testing.T) {
+	addr := startRedis(t)
+	run := func(op string, n int64) {
+		t.Helper()
+		mix, err := ParseCommands(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig(addr)
+		cfg.Mix, cfg.Requests, cfg.Keyspace = mix, n, 1e12
+		if rep := mustRun(t, cfg); rep.Requests != n || rep.Errors != 0 {
+			t.Fatalf("%s: requests %d errors %d %v", op, rep.Requests, rep.Errors, rep.ErrorsByKind)
+		}
+	}
+	check := func(want string, cmd ...string) {
+		t.Helper()
+		if got := redisDo(t, addr, cmd...); got != want {
+			t.Fatalf("%q = %s, want %s", cmd, got, want)
+		}
+	}
+	run("lpush", 300)
+	run("rpush", 200)
+	check("500", "LLEN", "mylist")
+	check(strings.Repeat("x", 16), "LINDEX", "mylist", "0")
+	run("lpop", 100)
+	run("rpop", 150)
+	check("250", "LLEN", "mylist")
+	// Members come from a keyspace of 10^12: 400 random ones are distinct but for a
+	// vanishing chance.
+	run("sadd", 400)
+	check("400", "SCARD", "myset")
+	run("spop", 100)
+	check("300", "SCARD", "myset")
+	run("hset", 400)
+	check("400", "HLEN", "myhash")
+	check("hash", "TYPE", "myhash")
+	run("zadd", 400)
+	check("400", "ZCARD", "myzset")
+	run("zpopmin", 150)
+	check("250", "ZCARD", "myzset")
+	if _, err := ParseCommands("lpush,nosuch"); err == nil || !strings.Contains(err.Error(), "zpopmin") {
+		t.Fatalf("unknown command error %v does not list the commands", err)
+	}
+}

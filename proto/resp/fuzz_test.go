@@ -34,7 +34,7 @@ func FuzzParse(f *testing.F) {
 			checkChunked(t, data)
 		}
 		checkParse(t, &Parser{}, data, true)
-		checkParse(t, &Parser{Limits: Limits{MaxBulkLen: 8, MaxMultibulkLen: 4, MaxInlineLen: 16}}, data, false)
+		checkParse(t, &Parser{Limits: &Limits{MaxBulkLen: 8, MaxMultibulkLen: 4, MaxInlineLen: 16}}, data, false)
 		checkParse(t, &Parser{Unauthenticated: true}, data, false)
 		if !bytes.Equal(data, orig) {
 			t.Fatalf("Parse modified its input")
@@ -90,8 +90,12 @@ func checkParse(t *testing.T, p *Parser, buf []byte, deep bool) {
 		if n <= 0 || n > len(rest) {
 			t.Fatalf("Parse(%q): n = %d of %d bytes", rest, n, len(rest))
 		}
+		var scratch []byte
+		if p.rare != nil {
+			scratch = p.rare.scratch[:cap(p.rare.scratch)]
+		}
 		for _, a := range args {
-			if !within(a, rest[:n]) && !within(a, p.scratch[:cap(p.scratch)]) {
+			if !within(a, rest[:n]) && !within(a, scratch) {
 				t.Fatalf("Parse(%q): arg %q is neither in the consumed input nor in scratch", rest, a)
 			}
 		}

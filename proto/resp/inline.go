@@ -61,7 +61,7 @@ func endsBare(c byte) bool { return byteClass[c]&classBareEnd != 0 }
 
 // splitArgs splits line as sdssplitargs does. Arguments without quotes, and
 // quoted ones without escapes, are sub-slices of line; the rest are unescaped
-// into p.scratch. ok is false for "unbalanced quotes".
+// into p.rare.scratch. ok is false for "unbalanced quotes".
 func (p *Parser) splitArgs(line []byte) (args [][]byte, ok bool) {
 	args = p.args[:0]
 	i := 0
@@ -126,10 +126,11 @@ func (p *Parser) unquote(line []byte, start int) (arg []byte, next int, ok bool)
 	// The rest of the line never decodes to more bytes than it has, so this
 	// reservation holds for every later token of the line too, and appends
 	// never move arguments already handed out.
-	if need := len(line) - start; cap(p.scratch)-len(p.scratch) < need {
-		p.scratch = make([]byte, 0, max(need, 2*cap(p.scratch)))
+	q := p.rareState()
+	if need := len(line) - start; cap(q.scratch)-len(q.scratch) < need {
+		q.scratch = make([]byte, 0, max(need, 2*cap(q.scratch)))
 	}
-	out := p.scratch[len(p.scratch):]
+	out := q.scratch[len(q.scratch):]
 	i := start
 	inDouble, inSingle := false, false
 	for {
@@ -190,9 +191,9 @@ func (p *Parser) unquote(line []byte, start int) (arg []byte, next int, ok bool)
 	}
 }
 
-// keep marks out, which was appended at the end of p.scratch, as used.
+// keep marks out, which was appended at the end of p.rare.scratch, as used.
 func (p *Parser) keep(out []byte) []byte {
-	p.scratch = p.scratch[:len(p.scratch)+len(out)]
+	p.rare.scratch = p.rare.scratch[:len(p.rare.scratch)+len(out)]
 	return out[:len(out):len(out)]
 }
 

@@ -8,19 +8,22 @@ import (
 // Parser parses commands sent by clients. It is not safe for concurrent use;
 // give each connection its own Parser, owned by the goroutine that reads it.
 type Parser struct {
-	// Limits bounds lengths the peer may claim. Zero fields take the defaults
-	// in DefaultLimits.
-	Limits Limits
+	// Limits bounds lengths the peer may claim; nil, or zero fields, take
+	// the defaults in DefaultLimits. A pointer, so that the many Parsers of a
+	// server share one (kept in every connection, a value would cost 16
+	// bytes more each).
+	Limits *Limits
 	// Unauthenticated applies Redis's tighter limits for clients that still
 	// have to AUTH (more than 10 arguments or a bulk over 16384 bytes is a
 	// protocol error). Set it while requirepass is set and the connection has
 	// not authenticated.
 	Unauthenticated bool
 
-	args    [][]byte // reused across commands: the steady state allocates nothing
-	scratch []byte   // unescaped inline arguments
-	spans   []span   // arguments read so far of a large command still arriving
-	pending *pending // how far a large command got; allocated by the first one
+	args [][]byte // reused across commands: the steady state allocates nothing
+	// rare holds what only large commands and escaped inline arguments
+	// need, allocated by the first of those, so that a connection that
+	// never sends one keeps a Parser of 48 bytes.
+	rare *rare
 }
 
 // Memory a Parser keeps between commands after a rare huge one; beyond this
@@ -59,8 +62,8 @@ func (p *Parser) Release() {
 	if cap(p.args) > maxRetainedArgs {
 		p.args = nil
 	}
-	if cap(p.scratch) > maxRetainedScratch {
-		p.scratch = nil
+	if p.rare != nil && cap(p.rare.scratch) > maxRetainedScratch {
+		p.rare.scratch = nil
 	}
 }
 
@@ -82,9 +85,14 @@ func (p *Parser) Release() {
 // should be answered with "-" + err.Error() and closed. n is 0 whenever err
 // is not nil, and never exceeds len(buf).
 func (p *Parser) Parse(buf []byte) (args [][]byte, n int, err error) {
-	lim := p.Limits.withDefaults()
+	lim := DefaultLimits
+	if p.Limits != nil {
+		lim = p.Limits.withDefaults()
+	}
 	p.Release()
-	p.scratch = p.scratch[:0]
+	if p.rare != nil {
+		p.rare.scratch = p.rare.scratch[:0]
+	}
 	pos := 0
 	for pos < len(buf) {
 		var m int
@@ -117,9 +125,9 @@ func (p *Parser) Parse(buf []byte) (args [][]byte, n int, err error) {
 // verdict as in Redis. front says b starts where the caller's buffer does,
 // the only place a pending large command can resume.
 func (p *Parser) parseMultibulk(b []byte, lim *Limits, front bool) ([][]byte, int, error) {
-	if p.pending != nil && p.pending.active {
-		if front && p.pending.matches(b) {
-			return p.bulks(b, p.pending.off, p.pending.left, true, lim)
+	if p.rare != nil && p.rare.active {
+		if front && p.rare.matches(b) {
+			return p.bulks(b, p.rare.off, p.rare.left, true, lim)
 		}
 		p.dropPending()
 	}
@@ -160,7 +168,8 @@ func (p *Parser) bulks(b []byte, pos int, count int64, large bool, lim *Limits) 
 			return nil, 0, err
 		}
 		if large {
-			p.spans = append(p.spans, span{next, end})
+			q := p.rareState()
+			q.spans = append(q.spans, span{next, end})
 		} else {
 			args = append(args, b[next:end:end])
 		}
@@ -169,10 +178,11 @@ func (p *Parser) bulks(b []byte, pos int, count int64, large bool, lim *Limits) 
 		pos = end + 2
 	}
 	if large {
-		if cap(args) < len(p.spans) {
-			args = make([][]byte, 0, len(p.spans)) // sized by arguments that arrived
+		spans := p.rareState().spans
+		if cap(args) < len(spans) {
+			args = make([][]byte, 0, len(spans)) // sized by arguments that arrived
 		}
-		for _, s := range p.spans {
+		for _, s := range spans {
 			args = append(args, b[s.start:s.end:s.end])
 		}
 		p.dropPending()

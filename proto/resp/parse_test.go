@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // strs turns parsed arguments into strings for comparison.
@@ -148,7 +149,7 @@ func TestParseRejectsMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := Parser{Limits: tt.lim, Unauthenticated: tt.unauth}
+			p := Parser{Limits: &tt.lim, Unauthenticated: tt.unauth}
 			args, n, err := p.Parse([]byte(tt.in))
 			var pe *ProtocolError
 			if !errors.As(err, &pe) {
@@ -346,7 +347,7 @@ func TestParseMemoryDoesNotFollowClaims(t *testing.T) {
 		"*1000000\r\n",
 		"*2147483647\r\n$3\r\nfoo\r\n",
 	} {
-		p := Parser{Limits: Limits{MaxMultibulkLen: 1<<31 - 1}}
+		p := Parser{Limits: &Limits{MaxMultibulkLen: 1<<31 - 1}}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for i := 0; i < 10; i++ {
@@ -363,7 +364,7 @@ func TestParseMemoryDoesNotFollowClaims(t *testing.T) {
 }
 
 func TestParseHugeBulkLimitDoesNotOverflow(t *testing.T) {
-	p := Parser{Limits: Limits{MaxBulkLen: 1<<63 - 1}}
+	p := Parser{Limits: &Limits{MaxBulkLen: 1<<63 - 1}}
 	_, _, err := p.Parse([]byte("*1\r\n$9223372036854775807\r\nabc\r\n"))
 	if !errors.Is(err, ErrIncomplete) {
 		t.Errorf("claim of MaxInt64 bytes: %v, want ErrIncomplete", err)
@@ -394,5 +395,21 @@ func TestSwapArgsLendsTheSlice(t *testing.T) {
 	}
 	if p.args != nil {
 		t.Errorf("the Parser kept a slice of cap %d after swapping back", cap(p.args))
+	}
+}
+
+// TestParserStaysSmall: a server keeps one Parser per connection, so its
+// size is paid 100,000 times at 100k connections; what only large or
+// escaped-inline commands need lives behind one pointer.
+func TestParserStaysSmall(t *testing.T) {
+	if n := unsafe.Sizeof(Parser{}); n > 48 {
+		t.Errorf("Parser is %d bytes, want at most 48", n)
+	}
+	var p Parser
+	if _, _, err := p.Parse([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")); err != nil || p.rare != nil {
+		t.Errorf("a plain command allocated the rare state (err %v)", err)
+	}
+	if args, _, err := p.Parse([]byte("SET k \"a\\x41\"\r\n")); err != nil || string(args[2]) != "aA" || p.rare == nil {
+		t.Errorf("escaped inline: args %q err %v", args, err)
 	}
 }

@@ -108,7 +108,7 @@ func TestProtocolMatchesRedisServer(t *testing.T) {
 		"PING a\rb\r\nQUIT\n",
 	}
 	for _, in := range inputs {
-		p := Parser{Limits: Limits{MaxMultibulkLen: math.MaxInt32}} // Redis 7 for authenticated clients
+		p := Parser{Limits: &Limits{MaxMultibulkLen: math.MaxInt32}} // Redis 7 for authenticated clients
 		want := simulate([]byte(in), &p)
 		got := exchange(t, addr, []byte(in))
 		if !bytes.Equal(got, want) {
@@ -121,7 +121,7 @@ func TestProtocolMatchesRedisServer(t *testing.T) {
 		t.Fatalf("CONFIG SET requirepass: %q", got)
 	}
 	for _, in := range []string{"*11\r\n", "*1\r\n$16385\r\n", "*1\r\n$x\r\n"} {
-		p := Parser{Limits: Limits{MaxMultibulkLen: math.MaxInt32}, Unauthenticated: true}
+		p := Parser{Limits: &Limits{MaxMultibulkLen: math.MaxInt32}, Unauthenticated: true}
 		want := simulate([]byte(in), &p)
 		got := exchange(t, addr, []byte(in))
 		if !bytes.Equal(got, want) {

@@ -13,9 +13,14 @@ var resumeMinArgs int64 = 64 // a variable so that tests can exercise resuming o
 // span locates one argument in the command's bytes.
 type span struct{ start, end int }
 
-// pending is how far a large command got. The first and last bytes read are
-// kept to recognise the same command when Parse is called again.
-type pending struct {
+// rare is the Parser state only some connections need: how far a large
+// command got (the first and last bytes read are kept to recognise the same
+// command when Parse is called again), the spans of its arguments, and the
+// scratch buffer of unescaped inline arguments.
+type rare struct {
+	spans   []span // arguments read so far of a large command
+	scratch []byte // unescaped inline arguments
+
 	active bool
 	left   int64 // arguments still to read
 	off    int   // where the next bulk header starts, from the command's first byte
@@ -25,28 +30,36 @@ type pending struct {
 	ntail  int
 }
 
-func (p *Parser) savePending(b []byte, off int, left int64) {
-	if p.pending == nil {
-		p.pending = new(pending) // only connections that send a large command in pieces pay for it
+// rareState returns p.rare, allocating it for the connection's first large
+// command or escaped inline argument.
+func (p *Parser) rareState() *rare {
+	if p.rare == nil {
+		p.rare = new(rare)
 	}
-	q := p.pending
+	return p.rare
+}
+
+func (p *Parser) savePending(b []byte, off int, left int64) {
+	q := p.rareState()
 	q.active, q.left, q.off = true, left, off
 	q.nhead = copy(q.head[:], b[:off])
 	q.ntail = copy(q.tail[:], b[max(0, off-len(q.tail)):off])
 }
 
-func (q *pending) matches(b []byte) bool {
+func (q *rare) matches(b []byte) bool {
 	return len(b) >= q.off &&
 		bytes.Equal(b[:q.nhead], q.head[:q.nhead]) &&
 		bytes.Equal(b[q.off-q.ntail:q.off], q.tail[:q.ntail])
 }
 
 func (p *Parser) dropPending() {
-	if p.pending != nil {
-		p.pending.active = false
+	q := p.rare
+	if q == nil {
+		return
 	}
-	if cap(p.spans) > maxRetainedArgs {
-		p.spans = nil
+	q.active = false
+	if cap(q.spans) > maxRetainedArgs {
+		q.spans = nil
 	}
-	p.spans = p.spans[:0]
+	q.spans = q.spans[:0]
 }

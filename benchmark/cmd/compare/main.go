@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,6 +48,10 @@ func main() {
 	}
 }
 
+// compareOps are the workloads -ops accepts: GET and SET, and redis-benchmark's
+// data-type commands, each on one key (mylist, myset, myhash, myzset) as it sends them.
+var compareOps = []string{"get", "set", "lpush", "rpush", "lpop", "rpop", "sadd", "spop", "hset", "zadd", "zpopmin"}
+
 func parseOptions(args []string) (*options, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	o := &options{}
@@ -55,7 +60,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured load before each run")
 	pipelines := fs.String("pipelines", "1,16,128", "closed-loop pipeline depths")
 	conns := fs.String("conns", "50,1000", "closed-loop connection counts")
-	ops := fs.String("ops", "get,set", "commands, one workload each")
+	ops := fs.String("ops", "get,set", "commands, one workload each, run in this order (so lpush before lpop): "+strings.Join(compareOps, ", ")+"; the data-type ones need -servers shoal,redis")
 	servers := fs.String("servers", "shoal,redis,gnet,net", "servers to compare (shoal, shoal-gnet, redis, gnet, net)")
 	profiled := fs.String("profile-servers", "shoal", "servers -profile profiles (shoal, shoal-gnet)")
 	fs.Float64Var(&o.rate, "rate", 20000, "open-loop rate (requests/s) for the latency runs; below every server's capacity")
@@ -77,8 +82,8 @@ func parseOptions(args []string) (*options, error) {
 		return nil, err
 	}
 	for _, op := range strings.Split(*ops, ",") {
-		if op != "get" && op != "set" {
-			return nil, fmt.Errorf("-ops: %q is not get or set", op)
+		if !slices.Contains(compareOps, op) {
+			return nil, fmt.Errorf("-ops: %q is not one of %s", op, strings.Join(compareOps, ", "))
 		}
 		o.ops = append(o.ops, op)
 	}
