@@ -418,8 +418,9 @@ func (h *Handler) publish(from *client, channel, msg []byte, shard bool) int64 {
 	n := int64(0)
 	r.mu.RLock()
 	for sub := range (*r.channelMap(sp))[string(channel)] {
-		sub.deliver(from, sp, nil, channel, msg, limit)
-		n++
+		if sub.deliver(from, sp, nil, channel, msg, limit) {
+			n++
+		}
 	}
 	if !shard {
 		for _, e := range r.patternList {
@@ -427,8 +428,9 @@ func (h *Handler) publish(from *client, channel, msg []byte, shard bool) int64 {
 				continue
 			}
 			for sub := range e.subs {
-				sub.deliver(from, spacePattern, e.pattern, channel, msg, limit)
-				n++
+				if sub.deliver(from, spacePattern, e.pattern, channel, msg, limit) {
+					n++
+				}
 			}
 		}
 	}
@@ -455,20 +457,21 @@ func appendMessage(b []byte, proto int32, sp space, pattern, channel, msg []byte
 	return resp.AppendBulk(b, msg)
 }
 
-// deliver hands one message to s. A message to the publishing client
-// itself goes straight into its replies (after what its mailbox holds),
-// where Redis puts it: before PUBLISH's own reply.
-func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byte, limit int64) {
+// deliver hands one message to s and reports whether it took it (not if
+// s is closing). A message to the publishing client itself goes straight
+// into its replies (after what its mailbox holds), where Redis puts it:
+// before PUBLISH's own reply.
+func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byte, limit int64) bool {
 	proto := s.cl.protoShown.Load()
 	if s.cl == from && from.out != nil {
 		s.drainInto(from)
 		from.out = appendMessage(from.out, proto, sp, pattern, channel, msg)
-		return
+		return true
 	}
 	s.mu.Lock()
 	if s.closed || s.overLimit || s.cl.conn == nil {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	s.box = appendMessage(s.box, proto, sp, pattern, channel, msg)
 	if int64(len(s.box)) > limit {
@@ -481,6 +484,7 @@ func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byt
 	if schedule {
 		_ = s.cl.conn.Execute(s.flushFn) // fails only once the connection is closed
 	}
+	return true
 }
 
 // drainInto moves the mailbox into cl's replies; the client's loop only.
@@ -501,8 +505,12 @@ func (s *subscriber) flush(c *eventloop.Conn) {
 	s.scheduled = false
 	s.mu.Unlock()
 	if over {
+		// Its subscriptions end now, not when the close completes (a
+		// peer that does not read could hold it open): PUBLISH stops
+		// counting it, as Redis stops at once for a client it frees.
 		h := s.cl.h
 		h.opts.Logger.Warn("closing a subscriber whose messages passed the output hard limit", "id", s.cl.id, "addr", s.cl.addr, "limit", h.pubsub.hardLimit.Load())
+		h.endSubscriptions(s)
 		_ = c.Close()
 		return
 	}
