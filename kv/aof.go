@@ -183,7 +183,7 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	if len(rec) == 0 {
 		return
 	}
-	buf := h.aof.Begin()
+	buf := cl.execLogPrefix(h.aof.Begin())
 	cl.aof.end = h.aof.End(append(buf, rec...))
 }
 

@@ -33,7 +33,7 @@ import (
 // Concurrency: blockingState.mu guards the queues and every waiter's state;
 // it is never held while the store or the AOF stripes are locked by the
 // same goroutine (a serve releases it first), so it orders after them.
-// client.blocked is the client's loop's only.
+// session.blocked is the client's loop's only.
 
 // blockRequest is what a blocking command waits with.
 type blockRequest struct {
@@ -121,13 +121,15 @@ func (h *Handler) serveReady(st *loopStats) {
 
 // blockOn answers the command with req.try if it can, and otherwise parks
 // cl until a write serves it, the timeout passes or it disconnects. A
-// client without a connection (the AOF replay) gets the timeout reply at
-// once.
+// client without a connection (the AOF replay) or inside EXEC gets the
+// timeout reply at once.
 func (h *Handler) blockOn(cl *client, req blockRequest) {
 	if req.try() {
 		return
 	}
-	if cl.conn == nil {
+	if cl.conn == nil || cl.inExec() {
+		// Inside EXEC a blocking command does not block, as in Redis: it
+		// answers as if it had timed out.
 		cl.out = append(cl.out, req.timeoutReply...)
 		return
 	}
@@ -162,7 +164,7 @@ func (h *Handler) blockOn(cl *client, req blockRequest) {
 		b.mu.Unlock()
 	}
 	w.state = waitParked
-	cl.blocked = w
+	cl.sessionOf().blocked = w
 	b.blocked.Add(1)
 	if req.timeout > 0 {
 		d := time.Duration(min(req.timeout, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
@@ -269,6 +271,12 @@ func (h *Handler) wakeKey(key []byte) {
 			gone := w.gone
 			b.unregister(w)
 			b.mu.Unlock()
+			// The pop (and BLMOVE's push) wrote these keys: WATCHes of them
+			// fail, as for any write (multi.go).
+			h.touchKey(key)
+			for _, k := range w.req.touches {
+				h.touchKey(k)
+			}
 			if !gone {
 				h.deliver(w, res.reply, res.end)
 			}
@@ -341,10 +349,10 @@ func (h *Handler) expireWaiter(w *waiter) {
 // and presents its buffered pipeline.
 func (h *Handler) finishWait(w *waiter, reply []byte, end int64) {
 	cl := w.cl
-	if cl.blocked != w {
+	if cl.waiting() != w {
 		return
 	}
-	cl.blocked = nil
+	cl.sess.Load().blocked = nil
 	h.blocking.blocked.Add(-1)
 	c := cl.conn
 	cl.out = c.OutputBuffer()
@@ -372,11 +380,11 @@ func (h *Handler) finishWait(w *waiter, reply []byte, end int64) {
 // cancelWait takes a parked client out of the queues when it disconnects.
 // OnClose calls it on the client's loop.
 func (h *Handler) cancelWait(cl *client) {
-	w := cl.blocked
+	w := cl.waiting()
 	if w == nil {
 		return
 	}
-	cl.blocked = nil
+	cl.sess.Load().blocked = nil
 	h.blocking.blocked.Add(-1)
 	if w.timer != nil {
 		w.timer.Stop()
