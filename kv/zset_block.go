@@ -27,7 +27,7 @@ var _ = registerFamily([]*command{
 		name: "bzmpop", arity: -5, fn: cmdBZMPop,
 		flags: "write blocking movablekeys", acl: "@write @sortedset @slow @blocking",
 		keySpecs: []keySpec{{flags: "RW access delete", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
-		doc: commandDoc{"Removes and returns members from the first non-empty sorted set, waiting for one if none.", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."},
+		doc:      commandDoc{"Removes and returns members from the first non-empty sorted set, waiting for one if none.", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."},
 	},
 })
 
