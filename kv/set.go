@@ -467,7 +467,7 @@ func combine(t *store.Tx, n int, first int, op setOp, emit func(m []byte)) error
 
 func cmdSInter(h *Handler, cl *client, args [][]byte) { h.setOpReply(cl, args[1:], opInter) }
 func cmdSUnion(h *Handler, cl *client, args [][]byte) { h.setOpReply(cl, args[1:], opUnion) }
-func cmdSDiff(h *Handler, cl *client, args [][]byte) { h.setOpReply(cl, args[1:], opDiff) }
+func cmdSDiff(h *Handler, cl *client, args [][]byte)  { h.setOpReply(cl, args[1:], opDiff) }
 
 // setOpReply answers SINTER/SUNION/SDIFF with the result as a set reply, in
 // the order of a set built from it (sorted when it is an intset), as Redis
@@ -486,7 +486,7 @@ func (h *Handler) setOpReply(cl *client, keys [][]byte, op setOp) {
 
 func cmdSInterStore(h *Handler, cl *client, args [][]byte) { h.setOpStore(cl, args, opInter) }
 func cmdSUnionStore(h *Handler, cl *client, args [][]byte) { h.setOpStore(cl, args, opUnion) }
-func cmdSDiffStore(h *Handler, cl *client, args [][]byte) { h.setOpStore(cl, args, opDiff) }
+func cmdSDiffStore(h *Handler, cl *client, args [][]byte)  { h.setOpStore(cl, args, opDiff) }
 
 // setOpStore stores op over args[2:] at args[1], replacing whatever it held;
 // an empty result deletes it.
