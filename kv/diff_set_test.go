@@ -14,7 +14,7 @@ func init() {
 	for i := range 520 {
 		ints = append(ints, strconv.Itoa(i*7-100))
 	}
-	diffCases["set-basics"] = []step{
+	diffCases["set-lead-basics"] = []step{
 		c("SADD s 3 1 2"), c("SADD s 2 4"), c("SMEMBERS s"), c("SCARD s"), c("OBJECT ENCODING s"),
 		c("SISMEMBER s 2"), c("SISMEMBER s 9"), c("SISMEMBER nos 1"), c("SMISMEMBER s 1 9 4"), c("SMISMEMBER nos a b"),
 		c("SADD s -9223372036854775808 9223372036854775807"), c("SMEMBERS s"), c("OBJECT ENCODING s"),
@@ -28,7 +28,7 @@ func init() {
 		c("OBJECT ENCODING is"), c("SCARD is"), s(exact, append([]string{"SADD", "big"}, big...)...),
 		c("OBJECT ENCODING big"), c("SCARD big"), c("SISMEMBER big m599"),
 	}
-	diffCases["set-algebra"] = []step{
+	diffCases["set-lead-algebra"] = []step{
 		c("SADD a 1 2 3 4"), c("SADD b 3 4 5"), c("SADD c x y 3"), c("SADD e 4 3 2 1"),
 		c("SINTER a b"), c("SUNION a b"), c("SDIFF a b"), c("SDIFF b a"), s(sortedBulk, "SINTER", "a", "b", "c"),
 		s(sortedBulk, "SUNION", "a", "c"), s(sortedBulk, "SDIFF", "c", "a"), c("SINTER a nos"), c("SUNION a nos"),
@@ -43,7 +43,7 @@ func init() {
 		c("SINTERCARD 1 a LIMIT -1"), c("SINTERCARD 1 a LIMIT x"), c("SINTERCARD 1 a FOO 1"), c("SINTERCARD 1 a LIMIT"),
 		c("SINTERCARD 1 str"), c("SINTER"), c("SINTERSTORE d"), c("SINTERCARD 1"),
 	}
-	diffCases["set-move-pop-rand"] = []step{
+	diffCases["set-lead-move-pop-rand"] = []step{
 		c("SADD a 1 2 3"), c("SADD b x"), c("SMOVE a b 1"), c("SMEMBERS a"), s(sortedBulk, "SMEMBERS", "b"),
 		c("SMOVE a b 9"), c("SMOVE nos b 1"), c("SMOVE a a 2"), c("SMOVE a a 9"), c("SMOVE a new 2"), c("SMEMBERS new"),
 		c("SMOVE a new 3"), c("EXISTS a"), c("SET str v"), c("SMOVE nos str a"), c("SMOVE str b x"), c("SMOVE b str x"),
@@ -55,7 +55,7 @@ func init() {
 		c("SRANDMEMBER str"), c("SRANDMEMBER str 2"), c("SRANDMEMBER r 1 2"), c("SRANDMEMBER"),
 		c("SADD one z"), c("SRANDMEMBER one"), c("SRANDMEMBER one -3"), c("SRANDMEMBER one 1"),
 	}
-	diffCases["set-scan"] = []step{
+	diffCases["set-lead-scan"] = []step{
 		c("SADD s 5 1 3"), c("SSCAN s 0"), c("SSCAN s 0 COUNT 1"), c("SSCAN s 0 MATCH 1*"), c("SSCAN s 0 MATCH *"),
 		c("SSCAN nos 0"), c("SSCAN nos 0 COUNT 0"), c("SSCAN s 0 COUNT 0"), c("SSCAN s 0 COUNT x"), c("SSCAN s x"),
 		c("SSCAN s 0 FOO"), c("SSCAN s 0 COUNT"), c("SET str v"), c("SSCAN str 0"), c("SADD t a b c"),
