@@ -43,7 +43,8 @@ var errTruncated = errors.New("truncated")
 // time in file order; args are valid only during the call. A missing file loads nothing. A last command cut short
 // by the end of the file (a crash mid-write) is cut off the file when
 // repairTruncated is set, as Redis's aof-load-truncated yes does, and is an
-// error otherwise. A malformed command before the end is a *CorruptError
+// error otherwise; so is a MULTI without its EXEC at the end (cut from the
+// MULTI on), so that a transaction is replayed whole or not at all. A malformed command before the end is a *CorruptError
 // naming its offset; the file is left as it is. An error from exec stops the
 // load and is returned with the command's offset. progress, if not nil, is
 // called about every 16 MiB read.
@@ -60,25 +61,46 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 	r := &reader{br: bufio.NewReaderSize(f, 1<<20)}
 	var args [][]byte
 	nextProgress := int64(16 << 20)
+	multiAt := int64(-1) // offset of a MULTI whose EXEC has not been read
 	for {
 		start := r.off
 		args, err = r.command(args[:0])
 		if err == io.EOF && r.off == start {
-			break
+			if multiAt < 0 {
+				break
+			}
+			// A transaction without its EXEC: cut it off whole, so that
+			// a replay applies all of a transaction or none (Redis's
+			// "Revert incomplete MULTI/EXEC transaction").
+			err = errTruncated
 		}
 		if err == errTruncated || err == io.EOF || err == io.ErrUnexpectedEOF {
+			if multiAt >= 0 {
+				start = multiAt
+			}
 			cut := r.off - start
 			if !repairTruncated {
-				return st, fmt.Errorf("append only file %s ends with a truncated command at byte offset %d (%d bytes); start with aof-load-truncated yes to cut it off", path, start, cut)
+				what := "a truncated command"
+				if multiAt >= 0 {
+					what = "a transaction without its EXEC"
+				}
+				return st, fmt.Errorf("append only file %s ends with %s at byte offset %d (%d bytes); start with aof-load-truncated yes to cut it off", path, what, start, cut)
 			}
 			if err := os.Truncate(path, start); err != nil {
 				return st, fmt.Errorf("truncating the append only file %s at byte offset %d: %w", path, start, err)
 			}
 			st.Truncated = cut
-			break
+			st.Bytes = start
+			return st, nil
 		}
 		if err != nil {
 			return st, &CorruptError{Path: path, Offset: start, Reason: err.Error()}
+		}
+		switch {
+		case isName(args[0], "multi"):
+			multiAt = start
+		case isName(args[0], "exec"):
+			multiAt = -1
 		}
 		if err := exec(args); err != nil {
 			return st, fmt.Errorf("append only file %s, command at byte offset %d: %w", path, start, err)
@@ -181,4 +203,17 @@ func truncate(b []byte, n int) []byte {
 		return b[:n]
 	}
 	return b
+}
+
+// isName reports whether a command name is name (lower case), in any case.
+func isName(arg []byte, name string) bool {
+	if len(arg) != len(name) {
+		return false
+	}
+	for i := range arg {
+		if arg[i]|0x20 != name[i] {
+			return false
+		}
+	}
+	return true
 }

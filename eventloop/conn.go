@@ -191,6 +191,25 @@ func (c *Conn) OutputFull() bool {
 	return c.pending() > c.loop.srv.opts.OutputHighWater
 }
 
+// Resume presents c's unconsumed input to OnTraffic again without waiting
+// for new bytes: for a handler that stopped consuming while it waited for
+// something else (a client blocked on a command) and can now go on. Call
+// it on c's loop goroutine, typically in a function passed to Execute;
+// the input is presented once that returns and, as after OutputFull, once
+// the output is below Options.OutputLowWater. Without unconsumed input, or
+// after Close, it does nothing.
+func (c *Conn) Resume() {
+	if c.loop == nil {
+		c.ext().Resume()
+		return
+	}
+	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 || c.in == nil {
+		return
+	}
+	c.flags |= flagStalled // settle's resumeStalled presents it
+	c.loop.markDirty(c)
+}
+
 // OutboundBuffered reports how many bytes of output wait to be written.
 func (c *Conn) OutboundBuffered() int {
 	if c.loop == nil {

@@ -59,7 +59,7 @@ const (
 	logIncrFloat                // SET key result [PXAT t]
 	logFlush                    // FLUSHALL; locks every stripe
 	logDelAbsent                // as is, preceded by DEL of those of its keys that were missing or expired
-	logEffect                   // the record the command left in aofState.effect (SPOP, HINCRBYFLOAT)
+	logEffect                   // the record the command left in aofState.effect (blocking pops, LMPOP)
 )
 
 var logRules = map[string]logRule{
@@ -70,6 +70,8 @@ var logRules = map[string]logRule{
 	"expire":      logExpire, "pexpire": logExpire, "expireat": logExpire, "pexpireat": logExpire,
 	"persist": logIfOne, "del": logIfNonZero, "unlink": logIfNonZero, "renamenx": logRenameNX,
 	"flushall": logFlush, "flushdb": logFlush,
+	"lmpop": logEffect, "blpop": logEffect, "brpop": logEffect, "blmove": logEffect, "brpoplpush": logEffect,
+	"blmpop": logEffect,
 }
 
 func init() {
@@ -88,7 +90,7 @@ type aofState struct {
 	scratch   []byte
 	stripes   []int
 	absent    []int  // logDelAbsent: positions of the keys missing before the command ran
-	effect    []byte // a logEffect command's record of what it did
+	effect    []byte // logEffect: the command's record of what it did
 
 	// Under appendfsync always: replies waiting for their records to be
 	// durable, in order, each batch marked with the offset it waits for.
@@ -163,14 +165,6 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	if len(reply) == 0 || reply[0] == '-' {
 		return
 	}
-	if cmd.logRule == logEffect {
-		rec := append(cl.aof.scratch[:0], cl.aof.effect...)
-		cl.aof.scratch = rec
-		if len(rec) > 0 {
-			cl.aof.end = h.aof.End(append(h.aof.Begin(), rec...))
-		}
-		return
-	}
 	dst := cl.aof.scratch[:0]
 	if cmd.logRule == logDelAbsent && len(cl.aof.absent) > 0 {
 		dst = aof.AppendHeader(dst, 1+len(cl.aof.absent))
@@ -179,12 +173,17 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 			dst = aof.AppendArg(dst, args[i])
 		}
 	}
-	rec := h.record(dst, cmd, args, reply, absent)
+	var rec []byte
+	if cmd.logRule == logEffect {
+		rec = append(dst, cl.aof.effect...)
+	} else {
+		rec = h.record(dst, cmd, args, reply, absent)
+	}
 	cl.aof.scratch = rec
 	if len(rec) == 0 {
 		return
 	}
-	buf := h.aof.Begin()
+	buf := cl.execLogPrefix(h.aof.Begin())
 	cl.aof.end = h.aof.End(append(buf, rec...))
 }
 
@@ -401,25 +400,6 @@ func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 		h.stripes[i].Lock()
 	}
 	cl.aof.stripes = s
-}
-
-// logsEffects reports whether a logEffect command should leave its record
-// (setEffect): only when a file is attached, and not in the replay itself.
-func (cl *client) logsEffects() bool { return cl.aof != nil && cl.h != nil && cl.h.aof != nil }
-
-// effectScratch returns the buffer a logEffect command writes its record
-// to: nil when nothing is logged.
-func (cl *client) effectScratch() []byte {
-	if !cl.logsEffects() {
-		return nil
-	}
-	return cl.aof.effect[:0]
-}
-
-func (cl *client) setEffect(rec []byte) {
-	if cl.logsEffects() {
-		cl.aof.effect = rec
-	}
 }
 
 func (h *Handler) unlockStripes(cl *client) {

@@ -41,12 +41,17 @@ type client struct {
 	id         int64
 	addr       string
 	laddr      string
-	fd         int
 	createdAt  int64        // unix ms
 	lastActive atomic.Int64 // Handler.clock at the last read with data
 	commands   atomic.Int64 // commands run; written by the loop, read by INFO
 	lastCmd    atomic.Pointer[command]
 	protoShown atomic.Int32 // proto as CLIENT LIST shows it
+	fd         int32        // next to protoShown: the two share a word
+
+	// sess is the client's transaction, pub/sub and blocking state
+	// (multi.go, pubsub.go, blocking.go), nil until its first MULTI,
+	// WATCH, subscription or blocking wait; atomic for CLIENT LIST.
+	sess atomic.Pointer[session]
 
 	// names are CLIENT SETNAME's and SETINFO's, replaced whole (copy on
 	// write) so that CLIENT LIST on another loop reads them without a lock;
@@ -171,7 +176,8 @@ func appendClientInfo(b []byte, cl *client, now int64) []byte {
 	b = strconv.AppendInt(b, (now-cl.createdAt)/1000, 10)
 	b = append(b, " idle="...)
 	b = strconv.AppendInt(b, (now-cl.lastActive.Load())/1000, 10)
-	b = append(b, " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd="...)
+	b = appendSessionInfo(b, cl) // flags, db, sub, psub, ssub, multi (pubsub.go)
+	b = append(b, " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd="...)
 	b = append(b, cmd...)
 	b = append(b, " user=default redir=-1 resp="...)
 	b = strconv.AppendInt(b, int64(cl.protoShown.Load()), 10)

@@ -66,6 +66,14 @@ type loopStats struct {
 	// is serving (resp.Parser.SwapArgs), so idle connections keep none.
 	// The loop goroutine only.
 	args [][]byte
+	// ready are the keys the running command made ready for blocked
+	// clients (blocking.go). The loop goroutine only.
+	ready [][]byte
+	// gate is the loop's exec gate (multi.go), read-locked by the loop for
+	// each batch. Padding fills the 128-byte size class, so two loops'
+	// blocks never share a cache line.
+	gate execGate
+	_    [16]byte
 }
 
 // commandStats holds the blocks, one per loop plus one (index 0) for

@@ -11,6 +11,10 @@ import (
 // Connection commands: PING ECHO QUIT HELLO AUTH SELECT RESET and CLIENT.
 
 func cmdPing(_ *Handler, cl *client, args [][]byte) {
+	if cl.proto == 2 && cl.subscribed() {
+		pingSubscribed(cl, args) // pubsub.go
+		return
+	}
 	switch len(args) {
 	case 1:
 		cl.out = append(cl.out, "+PONG\r\n"...)
@@ -157,6 +161,9 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdReset(h *Handler, cl *client, _ [][]byte) {
+	if s := cl.sess.Load(); s != nil {
+		h.endSession(cl, s) // discard, unwatch, unsubscribe (multi.go, pubsub.go)
+	}
 	cl.proto = 2
 	cl.protoShown.Store(2)
 	cl.setName("")
@@ -257,8 +264,8 @@ func cmdClientList(h *Handler, cl *client, args [][]byte) {
 		if ids != nil && !ids[other.id] {
 			continue
 		}
-		if typeFilter != "" && !ascii.EqualFold([]byte(typeFilter), "NORMAL") {
-			continue // every Shoal client is a normal client
+		if typeFilter != "" && !clientTypeIs(other, []byte(typeFilter)) {
+			continue // a client is pubsub while subscribed, else normal (pubsub.go)
 		}
 		text = appendClientInfo(text, other, now)
 		text = append(text, '\n')
@@ -284,7 +291,7 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 		addr, laddr string
 		id          int64
 		skipMe      = true
-		typeNormal  = true
+		typeFilter  []byte
 		oldForm     = len(args) == 3
 	)
 	if oldForm {
@@ -310,7 +317,7 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 					cl.writeError(sanitizeError("ERR Unknown client type '" + string(val) + "'"))
 					return
 				}
-				typeNormal = ascii.EqualFold(val, "NORMAL")
+				typeFilter = val
 			case ascii.EqualFold(args[i], "USER"):
 				if string(val) != "default" {
 					cl.writeError(sanitizeError("ERR No such user '" + string(val) + "'"))
@@ -338,7 +345,7 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 	}
 	killed := 0
 	for _, other := range h.clients.snapshot() {
-		if !typeNormal || (addr != "" && other.addr != addr) || (laddr != "" && other.laddr != laddr) ||
+		if (typeFilter != nil && !clientTypeIs(other, typeFilter)) || (addr != "" && other.addr != addr) || (laddr != "" && other.laddr != laddr) ||
 			(id != 0 && other.id != id) || (skipMe && other == cl) {
 			continue
 		}

@@ -22,6 +22,13 @@
 // requirepass and protected mode. MetricsCollector exposes the counters to
 // a program's own Prometheus registry.
 //
+// Transactions (multi.go) run an EXEC with every other loop held between
+// batches by its exec gate, so no other command interleaves; WATCH marks
+// watchers after writes through a table skipped while nobody watches.
+// Pub/sub (pubsub.go) delivers a message to a subscriber on any loop through
+// a per-subscriber mailbox flushed by Conn.Execute, under the eventloop's
+// output limits.
+//
 // Ownership: a Handler is shared by every loop. Per-connection state (the
 // parser, protocol version, authentication, name) lives in a client stored in
 // the Conn's context and is touched only by that connection's loop, except for

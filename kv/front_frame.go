@@ -66,6 +66,8 @@ func (f *frameFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 		return len(in)
 	}
 	ls := f.h.cmdStats.forLoop(c.LoopIndex())
+	ls.gate.enter() // as RESP batches: no EXEC runs meanwhile (multi.go)
+	defer ls.gate.leave()
 	out := c.OutputBuffer()
 	consumed := 0
 	var req frame.Request
@@ -127,12 +129,14 @@ func (f *frameFront) serve(req *frame.Request, out []byte) []byte {
 		if _, _, _, err := f.h.store.Set(nil, req.Key, req.Value, store.SetOptions{}); err != nil {
 			return frame.AppendErrorResponse(out, err.Error())
 		}
+		f.h.touchKey(req.Key)
 		return append(out, byte(frame.StatusOK), 0, 0, 0, 0)
 	case frame.OpDel:
 		one := [1][]byte{req.Key}
 		if f.h.store.Del(one[:]) == 0 {
 			return append(out, byte(frame.StatusNotFound), 0, 0, 0, 0)
 		}
+		f.h.touchKey(req.Key)
 		return append(out, byte(frame.StatusOK), 0, 0, 0, 0)
 	}
 	out, _ = frame.AppendResponse(out, frame.StatusOK, req.Value) // PING; the decoder bounds the value

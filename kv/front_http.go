@@ -128,6 +128,8 @@ func (f *httpFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 	}
 	date := f.date.Load()
 	ls := f.h.cmdStats.forLoop(c.LoopIndex())
+	ls.gate.enter() // as RESP batches: no EXEC runs meanwhile (multi.go)
+	defer ls.gate.leave()
 	out := c.OutputBuffer()
 	consumed := 0
 	for consumed < len(in) {
@@ -261,6 +263,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		if _, _, _, err := f.h.store.Set(nil, key, req.Body, o); err != nil {
 			return reply(storeErrorStatus(err), err.Error())
 		}
+		f.h.touchKey(key)
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	case "DELETE":
 		hc.op = f.delID
@@ -271,6 +274,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		if f.h.store.Del(one[:]) == 0 {
 			return reply(404, "no such key")
 		}
+		f.h.touchKey(key)
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	}
 	return appendNotAllowed(out, date, conn, req, "GET, HEAD, PUT, DELETE")
@@ -302,6 +306,7 @@ func (f *httpFront) incr(key, query []byte, req *http1.Request, date *http1.Date
 	if err != nil {
 		return appendHTTPText(out, date, storeErrorStatus(err), conn, req, err.Error())
 	}
+	f.h.touchKey(key)
 	var num [20]byte
 	return http1.AppendResponse(out, date, 200, conn, strconv.AppendInt(num[:0], n, 10), textPlain)
 }

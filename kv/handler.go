@@ -90,7 +90,14 @@ type Handler struct {
 	stripes          []sync.Mutex
 	aofLoadTruncated bool
 	rw               rewriter
-	fsyncIdle        string // CONFIG appendfsync while no file is attached; under cfg.mu
+	blocking         blockingState // clients parked by blocking commands (blocking.go)
+	fsyncIdle        string        // CONFIG appendfsync while no file is attached; under cfg.mu
+
+	// execMu lets one EXEC at a time stop the loops; watches are the
+	// WATCHed keys; pubsub the channels and patterns (multi.go, pubsub.go).
+	execMu  sync.Mutex
+	watches watchTable
+	pubsub  pubsubRegistry
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -102,6 +109,12 @@ type Handler struct {
 func (h *Handler) OnBoot(s *eventloop.Server) {
 	h.flushBytes.Store(int64(s.Options().FlushThreshold))
 	h.server.Store(s)
+	h.pubsub.hardLimit.Store(int64(s.Options().OutputHardLimit))
+	// Every loop's counters (and exec gate) exist from the start, so an
+	// EXEC's stopWorld sees them all.
+	for i := 0; i < s.Options().Loops; i++ {
+		h.cmdStats.forLoop(i)
+	}
 }
 
 // New returns a Handler serving s. Call Close (or let the eventloop call
@@ -152,7 +165,7 @@ func (h *Handler) OnOpen(c *eventloop.Conn) {
 		id:          h.clients.nextID.Add(1),
 		addr:        addrString(c.RemoteAddr()),
 		laddr:       addrString(c.LocalAddr()),
-		fd:          c.Fd(),
+		fd:          int32(c.Fd()),
 		createdAt:   now,
 	}
 	cl.parser.Limits = &h.opts.Limits
@@ -172,6 +185,10 @@ func (h *Handler) OnClose(c *eventloop.Conn, err error) {
 		return
 	}
 	h.clients.remove(cl)
+	h.cancelWait(cl)
+	if s := cl.sess.Load(); s != nil {
+		h.endSession(cl, s)
+	}
 	switch {
 	case err == nil || errors.Is(err, eventloop.ErrConnClosed):
 	case errors.Is(err, eventloop.ErrOutputLimit), errors.Is(err, eventloop.ErrInboundLimit):
@@ -195,12 +212,20 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 	if cl.closeAfterReply || (cl.aof != nil && cl.aof.closing) {
 		return len(in)
 	}
+	if cl.waiting() != nil {
+		return 0 // parked: the input waits until a reply or the timeout (blocking.go)
+	}
 	cl.out = c.OutputBuffer()
 	base := len(cl.out)
 	// The loop lends its argument slice for this call: an idle connection
 	// keeps none (about 100 bytes each at 100k connections).
 	cl.parser.SwapArgs(&cl.stats.args)
+	// The loop's exec gate, held for the batch: an EXEC on another loop
+	// waits until no loop is inside one (multi.go).
+	gate := &cl.stats.gate
+	gate.enter()
 	consumed := h.onBatch(cl, in)
+	gate.leave()
 	cl.parser.SwapArgs(&cl.stats.args)
 	if h.aof != nil {
 		h.afterBatch(cl, base)
@@ -276,6 +301,9 @@ func (h *Handler) execute(cl *client, in []byte) int {
 		if cl.closeAfterReply {
 			return len(in)
 		}
+		if cl.waiting() != nil {
+			return consumed // the rest of the pipeline waits for the reply
+		}
 		if int64(len(cl.out)) >= h.flushBytes.Load() && cl.conn != nil && !cl.holdsReplies() {
 			if !cl.flushMidBatch() {
 				return len(in)
@@ -322,13 +350,13 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 			cl.closeAfterReply = true
 			return
 		}
-		cl.writeError(unknownCommandError(args))
+		cl.reject(nil, unknownCommandError(args))
 		return
 	}
 	if cmd.subs != nil && len(args) >= 2 {
 		sub := lookupName(cmd.subs, args[1])
 		if sub == nil {
-			cl.writeError(unknownSubcommandError(cmd.name, args[1]))
+			cl.reject(cmd, unknownSubcommandError(cmd.name, args[1]))
 			return
 		}
 		cmd = sub
@@ -339,16 +367,19 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	counters := &cl.stats.cmds[cmd.statsID]
 	if !arityOK(cmd.arity, len(args)) {
 		counters.rejected.Add(1)
-		cl.writeError(errWrongArgs(cmd.fullName()))
+		cl.reject(cmd, errWrongArgs(cmd.fullName()))
 		return
 	}
 	if !cl.authed && !cmd.noAuth && h.authRequired.Load() {
 		counters.rejected.Add(1)
-		cl.writeError(errNoAuth)
+		cl.reject(cmd, errNoAuth)
 		return
 	}
 	if cl.lastCmd.Load() != cmd {
 		cl.lastCmd.Store(cmd)
+	}
+	if s := cl.sess.Load(); s != nil && h.interceptSession(s, cl, cmd, args, counters) {
+		return // queued in MULTI, or refused in the subscribed context (multi.go)
 	}
 	cl.failed = false
 	timed := cl.sampleTick%timedEvery == 0
@@ -357,6 +388,12 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	if timed {
 		start = monotonicNanos()
 	}
+	var flushed [][]byte
+	flushChecked := false
+	if cmd.logged && cmd.logRule == logFlush && h.watches.active.Load() != 0 {
+		flushed, flushChecked = h.watchedExisting(), true
+	}
+	replyStart := len(cl.out)
 	switch {
 	case h.aof != nil && cmd.logged:
 		h.callLogged(cl, cmd, args)
@@ -364,6 +401,14 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		h.callReader(cl, cmd, args)
 	default:
 		cmd.fn(h, cl, args)
+	}
+	if st := cl.stats; len(st.ready) > 0 {
+		h.serveReady(st)
+	}
+	// After the write, not before: a WATCH this load misses began after
+	// the write was done (multi.go).
+	if cmd.logged && h.watches.active.Load() != 0 && replyStart <= len(cl.out) {
+		h.touchWritten(cmd, args, cl.out[replyStart:], flushed, flushChecked)
 	}
 	counters.count(cl.failed)
 	if timed {

@@ -125,10 +125,6 @@ var _ = func() bool {
 
 func init() { rewriters[store.KindHash] = appendRewriteHash }
 
-// rewriteBatch is how many elements one rewritten HSET or SADD carries, as
-// Redis's AOF_REWRITE_ITEMS_PER_CMD.
-const rewriteBatch = 64
-
 // appendRewriteHash appends HSET commands that rebuild o.
 func appendRewriteHash(dst, key []byte, o store.Object) []byte {
 	hs := o.(*store.Hash)
@@ -418,7 +414,7 @@ func cmdHIncrByFloat(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeBulk(result)
-	if cl.logsEffects() {
+	if cl.aof != nil && cl.h != nil && cl.h.aof != nil { // logging, and not replaying
 		rec := cl.effectScratch()
 		if created {
 			rec = aof.AppendCommand(rec, []byte("DEL"), args[1])

@@ -105,7 +105,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("cluster_connections", 0)
 		_, _, maxClients, _ := h.listener()
 		field("maxclients", maxClients)
-		field("blocked_clients", 0)
+		field("blocked_clients", h.blocking.blocked.Load())
 		field("tracking_clients", 0)
 	case "memory":
 		b = append(b, "# Memory\r\n"...)
@@ -139,6 +139,10 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("evicted_keys", st.EvictedKeys)
 		field("keyspace_hits", st.Hits)
 		field("keyspace_misses", st.Misses)
+		channels, patterns, shards := h.pubsub.counts()
+		field("pubsub_channels", channels)
+		field("pubsub_patterns", patterns)
+		field("pubsubshard_channels", shards)
 	case "persistence":
 		// No RDB: the rdb fields are those of a Redis with saving off.
 		b = append(b, "# Persistence\r\n"...)

@@ -135,6 +135,7 @@ func cmdRename(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(err.Error())
 		return
 	}
+	h.signalReady(cl, args[2]) // a list or sorted set arriving wakes its waiters
 	cl.writeOK()
 }
 
@@ -143,6 +144,9 @@ func cmdRenameNX(h *Handler, cl *client, args [][]byte) {
 	if err != nil {
 		cl.writeError(err.Error())
 		return
+	}
+	if ok {
+		h.signalReady(cl, args[2])
 	}
 	cl.writeInt(boolInt(ok))
 }

@@ -82,6 +82,9 @@ func cmdCopy(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(err.Error())
 		return
 	}
+	if ok {
+		h.signalReady(cl, args[2]) // a list or sorted set arriving wakes its waiters
+	}
 	cl.writeInt(boolInt(ok))
 }
 

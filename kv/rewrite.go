@@ -29,20 +29,30 @@ type rewriter struct {
 	attached    atomic.Pointer[aof.Writer] // h.aof, published for cron
 	autoPercent atomic.Int64               // auto-aof-rewrite-percentage
 	autoMinSize atomic.Int64               // auto-aof-rewrite-min-size
+	scheduled   atomic.Bool                // BGREWRITEAOF inside EXEC: cron starts it
 }
 
 var errRewriteOff = errors.New("ERR BGREWRITEAOF needs the append only file: start shoal with --appendonly yes")
 
 func cmdBGRewriteAOF(h *Handler, cl *client, _ [][]byte) {
-	if err := h.startRewrite(); err != nil {
+	if cl.inExec() && h.aof != nil && !h.aof.RewriteStats().InProgress {
+		// Redis defers it too: its start must not fall inside the
+		// transaction, whose records are logged as one (multi.go).
+		h.rw.scheduled.Store(true)
+		cl.writeStatus("Background append only file rewriting scheduled")
+		return
+	}
+	if err := h.startRewrite(false); err != nil {
 		cl.writeError(err.Error())
 		return
 	}
 	cl.writeStatus("Background append only file rewriting started")
 }
 
-// startRewrite begins a rewrite in the background.
-func (h *Handler) startRewrite() error {
+// startRewrite begins a rewrite in the background. Called from outside a
+// loop's batch (cron), it stops the loops for the instant T0, so that T0
+// does not fall inside an EXEC.
+func (h *Handler) startRewrite(fromCron bool) error {
 	if h.aof == nil {
 		return errRewriteOff
 	}
@@ -52,6 +62,10 @@ func (h *Handler) startRewrite() error {
 	}
 	if err != nil {
 		return errors.New("ERR " + err.Error())
+	}
+	if fromCron {
+		stopped := h.stopWorld(nil)
+		defer h.resumeWorld(nil, stopped)
 	}
 	for i := range h.stripes {
 		h.stripes[i].Lock()
@@ -167,7 +181,16 @@ func (h *Handler) maybeAutoRewrite() {
 	// attached, not h.aof: cron runs from New on, before AttachAOF.
 	w := h.rw.attached.Load()
 	pct := h.rw.autoPercent.Load()
-	if w == nil || pct <= 0 || w.RewriteStats().InProgress {
+	if w == nil || w.RewriteStats().InProgress {
+		return
+	}
+	if h.rw.scheduled.Swap(false) {
+		if err := h.startRewrite(true); err != nil {
+			h.opts.Logger.Warn("scheduled append only file rewrite did not start", "err", err)
+		}
+		return
+	}
+	if pct <= 0 {
 		return
 	}
 	size, base := w.Size(), max(w.BaseSize(), 1)
@@ -175,7 +198,7 @@ func (h *Handler) maybeAutoRewrite() {
 		return
 	}
 	h.opts.Logger.Info("starting an automatic append only file rewrite", "size", size, "base_size", base, "percentage", pct)
-	if err := h.startRewrite(); err != nil {
+	if err := h.startRewrite(true); err != nil {
 		h.opts.Logger.Warn("automatic append only file rewrite did not start", "err", err)
 	}
 }

@@ -1,14 +1,17 @@
 package kv
 
 import (
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/store"
 )
 
-// Sets: the commands of Redis 7.0's set group, over store.Set.
+// The set family (Redis 7.0's t_set.c) over store.Set: intset while every
+// member is an integer (up to 512), else a pointer-free hashtable.
 
 var _ = registerFamily([]*command{
 	{
@@ -39,7 +42,7 @@ var _ = registerFamily([]*command{
 		name: "smismember", arity: -3, fn: cmdSMIsMember,
 		flags: "readonly fast", acl: "@read @set @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
-		doc: commandDoc{"Tells, for each of several values, whether it is a member of a set.", "6.2.0", "set", "O(N) where N is the number of elements being checked for membership"},
+		doc: commandDoc{"Tells, for each value, whether it is a member of a set.", "6.2.0", "set", "O(N) where N is the number of elements being checked for membership"},
 	},
 	{
 		name: "scard", arity: 2, fn: cmdSCard,
@@ -75,7 +78,7 @@ var _ = registerFamily([]*command{
 		name: "sdiff", arity: -2, fn: cmdSDiff,
 		flags: "readonly", acl: "@read @set @slow", tips: "nondeterministic_output_order",
 		firstKey: 1, lastKey: -1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, lastKey: -1, keyStep: 1}},
-		doc: commandDoc{"Returns the members of a set that are in none of the others.", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets."},
+		doc: commandDoc{"Returns the members of the first set that are in none of the others.", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets."},
 	},
 	{
 		name: "sinterstore", arity: -3, fn: cmdSInterStore,
@@ -99,7 +102,7 @@ var _ = registerFamily([]*command{
 		name: "sintercard", arity: -3, fn: cmdSInterCard,
 		flags: "readonly movablekeys", acl: "@read @set @slow",
 		keySpecs: []keySpec{{flags: "RO access", index: 1, keynum: true, firstKeyIdx: 1, keyStep: 1}},
-		doc:      commandDoc{"Counts the members of the intersection of sets.", "7.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."},
+		doc:      commandDoc{"Returns the number of members of the intersection of sets.", "7.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."},
 	},
 	{
 		name: "smove", arity: 4, fn: cmdSMove,
@@ -115,56 +118,51 @@ var _ = registerFamily([]*command{
 	},
 })
 
-// How the set writes are logged: SADD as is, preceded by a DEL when it met
-// a missing or expired key; SREM only when it removed something; SMOVE and
-// the *STORE commands as they are, preceded by a DEL of the keys they found
-// missing; SPOP, which is random, as what it did: SREM of the members it
-// popped, or DEL when it took them all, as Redis propagates it.
+// How set writes are logged: SADD and SREM as they are, after a DEL when
+// they met an expired key (a replay still holds it); SPOP as the SREM (or
+// DEL) of what it popped, as Redis propagates it; SMOVE and the *STORE
+// commands after a DEL of the keys they found missing or expired.
 var _ = func() bool {
-	logRules["sadd"] = logRMW
-	logRules["srem"] = logIfNonZero
+	logRules["sadd"], logRules["srem"] = logRMW, logRMW
+	logRules["spop"] = logEffect
 	for _, name := range []string{"smove", "sinterstore", "sunionstore", "sdiffstore"} {
 		logRules[name] = logDelAbsent
 	}
-	logRules["spop"] = logEffect
 	return true
 }()
 
 func init() {
 	rewriters[store.KindSet] = appendRewriteSet
-	setMembersOfSet = func(o store.Object, fn func([]byte)) {
+	// A set is an input of ZUNION and its relatives, each member scoring 1.
+	setMembersOfSet = func(o store.Object, fn func(member []byte)) {
 		o.(*store.Set).Range(func(m []byte) bool { fn(m); return true })
 	}
 }
 
-// appendRewriteSet appends SADD commands that rebuild o.
+// appendRewriteSet appends SADD commands that rebuild s, 64 members each.
 func appendRewriteSet(dst, key []byte, o store.Object) []byte {
 	s := o.(*store.Set)
-	return appendBatched(dst, "SADD", key, s.Len(), func(each func(m []byte)) {
-		s.Range(func(m []byte) bool { each(m); return true })
-	})
-}
-
-// appendBatched appends cmd key m1 m2 ... commands of up to rewriteBatch
-// members each, for the n members range yields.
-func appendBatched(dst []byte, cmd string, key []byte, n int, members func(each func(m []byte))) []byte {
-	inBatch := 0
-	members(func(m []byte) {
-		if inBatch == 0 {
-			inBatch = min(rewriteBatch, n)
-			n -= inBatch
-			dst = aof.AppendHeader(dst, 2+inBatch)
-			dst = aof.AppendArg(dst, []byte(cmd))
+	left := s.Len()
+	i := 0
+	s.Range(func(m []byte) bool {
+		if i%rewriteBatch == 0 {
+			dst = aof.AppendHeader(dst, 2+min(rewriteBatch, left-i))
+			dst = aof.AppendArg(dst, []byte("SADD"))
 			dst = aof.AppendArg(dst, key)
 		}
 		dst = aof.AppendArg(dst, m)
-		inBatch--
+		i++
+		return true
 	})
 	return dst
 }
 
-// viewSet runs fn with key's set (nil when missing) under its shard's read
-// lock, or writes WRONGTYPE.
+// rewriteBatch is how many elements one rewritten command carries.
+const rewriteBatch = 64
+
+const errSPopCount = "ERR value is out of range, must be positive"
+
+// viewSet runs fn with key's set (nil when missing), or answers WRONGTYPE.
 func (h *Handler) viewSet(cl *client, key []byte, fn func(s *store.Set)) {
 	err := h.store.View(key, store.KindSet, func(o store.Object) {
 		s, _ := o.(*store.Set)
@@ -176,11 +174,11 @@ func (h *Handler) viewSet(cl *client, key []byte, fn func(s *store.Set)) {
 }
 
 func cmdSAdd(h *Handler, cl *client, args [][]byte) {
-	need := int64(len(args)-2) * elementOverhead
-	for _, m := range args[2:] {
-		need += int64(len(m))
-	}
 	added := 0
+	need := int64(0)
+	for _, m := range args[2:] {
+		need += int64(len(m)) + 16
+	}
 	err := h.store.Update(args[1], store.KindSet, need, func(o store.Object) store.Object {
 		s, _ := o.(*store.Set)
 		if s == nil {
@@ -203,10 +201,10 @@ func cmdSAdd(h *Handler, cl *client, args [][]byte) {
 func cmdSRem(h *Handler, cl *client, args [][]byte) {
 	removed := 0
 	err := h.store.Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
-		if o == nil {
+		s, _ := o.(*store.Set)
+		if s == nil {
 			return nil
 		}
-		s := o.(*store.Set)
 		for _, m := range args[2:] {
 			if s.Remove(m) {
 				removed++
@@ -224,22 +222,29 @@ func cmdSRem(h *Handler, cl *client, args [][]byte) {
 	cl.writeInt(int64(removed))
 }
 
-// writeSetMembers writes s (nil: empty) as a RESP3 set, or an array in RESP2.
-func writeSetMembers(cl *client, s *store.Set) {
-	if s == nil {
-		cl.writeSet(0)
-		return
-	}
-	cl.writeSet(s.Len())
-	s.Range(func(m []byte) bool { cl.writeBulk(m); return true })
+func cmdSMembers(h *Handler, cl *client, args [][]byte) {
+	h.viewSet(cl, args[1], func(s *store.Set) {
+		if s == nil {
+			cl.writeSet(0)
+			return
+		}
+		writeSetMembers(cl, s)
+	})
 }
 
-func cmdSMembers(h *Handler, cl *client, args [][]byte) {
-	h.viewSet(cl, args[1], func(s *store.Set) { writeSetMembers(cl, s) })
+// writeSetMembers writes every member of s as a set reply (an array in RESP2).
+func writeSetMembers(cl *client, s *store.Set) {
+	cl.writeSet(s.Len())
+	s.Range(func(m []byte) bool {
+		cl.writeBulk(m)
+		return true
+	})
 }
 
 func cmdSIsMember(h *Handler, cl *client, args [][]byte) {
-	h.viewSet(cl, args[1], func(s *store.Set) { cl.writeInt(boolInt(s != nil && s.Has(args[2]))) })
+	h.viewSet(cl, args[1], func(s *store.Set) {
+		cl.writeInt(boolInt(s != nil && s.Has(args[2])))
+	})
 }
 
 func cmdSMIsMember(h *Handler, cl *client, args [][]byte) {
@@ -261,9 +266,8 @@ func cmdSCard(h *Handler, cl *client, args [][]byte) {
 	})
 }
 
-// sremBatch is how many members one logged SREM of SPOP's carries.
-const sremBatch = 1024
-
+// cmdSPop: SPOP key [count]. What it popped is logged as SREM key members
+// (DEL key when it took the whole set), as Redis propagates it.
 func cmdSPop(h *Handler, cl *client, args [][]byte) {
 	if len(args) > 3 {
 		cl.writeError(errSyntax)
@@ -271,70 +275,82 @@ func cmdSPop(h *Handler, cl *client, args [][]byte) {
 	}
 	count := int64(-1)
 	if len(args) == 3 {
-		var ok bool
-		if count, ok = ascii.ParseInt(args[2]); !ok || count < 0 {
-			cl.writeError(errMustPositive)
+		n, ok := ascii.ParseInt(args[2])
+		if !ok || n < 0 {
+			cl.writeError(errSPopCount)
 			return
 		}
-	}
-	logging := cl.logsEffects()
-	var popped [][]byte // copies, for the log record
-	all := false
-	err := h.store.Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
-		s, _ := o.(*store.Set)
-		switch {
-		case s == nil && count < 0:
-			cl.writeNull()
-			return nil
-		case s == nil || count == 0:
-			cl.writeSet(0)
-			return o
-		case count < 0:
-			s.Random(1, false, func(m []byte) {
-				cl.writeBulk(m)
-				if logging {
-					popped = append(popped, slices.Clone(m))
-				}
-				s.Remove(slices.Clone(m))
-			})
-			return s
-		case count >= int64(s.Len()):
-			writeSetMembers(cl, s)
-			all = true
-			return nil
-		}
-		cl.writeSet(int(count))
-		s.Pop(int(count), func(m []byte) {
-			cl.writeBulk(m)
-			if logging {
-				popped = append(popped, slices.Clone(m))
-			}
-		})
-		return s
-	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return
-	}
-	if !logging {
-		return
+		count = n
 	}
 	rec := cl.effectScratch()
-	if all {
-		rec = aof.AppendCommand(rec, []byte("DEL"), args[1])
+	logged := cl.aof != nil && cl.h != nil && cl.h.aof != nil
+	var popped [][]byte // copies, for the record
+	found, whole := false, false
+	err := h.store.Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
+		s, _ := o.(*store.Set)
+		if s == nil {
+			return nil
+		}
+		found = true
+		switch {
+		case count < 0:
+			var m []byte
+			s.Random(1, false, func(r []byte) { m = slices.Clone(r) })
+			s.Remove(m)
+			cl.writeBulk(m)
+			popped = append(popped, m)
+			whole = s.Len() == 0
+		case count == 0:
+			cl.writeSet(0)
+		case count >= int64(s.Len()):
+			// The whole set: answered in its order, and the key deleted.
+			writeSetMembers(cl, s)
+			whole = true
+			return nil
+		default:
+			cl.writeSet(int(count))
+			s.Pop(int(count), func(m []byte) {
+				cl.writeBulk(m)
+				if logged {
+					popped = append(popped, slices.Clone(m))
+				}
+			})
+		}
+		return s
+	})
+	switch {
+	case err != nil:
+		cl.writeError(err.Error())
+		return
+	case !found && count < 0:
+		cl.writeNull()
+		return
+	case !found:
+		cl.writeSet(0)
+		return
 	}
-	for len(popped) > 0 {
-		k := min(len(popped), sremBatch)
-		rec = appendBatched(rec, "SREM", args[1], k, func(each func([]byte)) {
-			for _, m := range popped[:k] {
-				each(m)
-			}
-		})
-		popped = popped[k:]
+	if !logged || count == 0 {
+		return
+	}
+	if whole {
+		rec = aof.AppendCommand(rec, []byte("DEL"), args[1])
+	} else {
+		rec = aof.AppendHeader(rec, 2+len(popped))
+		rec = aof.AppendArg(rec, []byte("SREM"))
+		rec = aof.AppendArg(rec, args[1])
+		for _, m := range popped {
+			rec = aof.AppendArg(rec, m)
+		}
 	}
 	cl.setEffect(rec)
 }
 
+// srandMaxCount bounds SRANDMEMBER's repeated sampling (negative count), as
+// zrandMaxCount does ZRANDMEMBER's.
+const srandMaxCount = zrandMaxCount
+
+// cmdSRandMember: SRANDMEMBER key [count]; a negative count may repeat
+// members.
 func cmdSRandMember(h *Handler, cl *client, args [][]byte) {
 	if len(args) > 3 {
 		cl.writeError(errSyntax)
@@ -350,158 +366,153 @@ func cmdSRandMember(h *Handler, cl *client, args [][]byte) {
 		})
 		return
 	}
-	l, errText := parseRandCount(args[2])
-	if errText != "" {
-		cl.writeError(errText)
+	n, ok := ascii.ParseInt(args[2])
+	if !ok {
+		cl.writeError(errNotInteger)
 		return
+	}
+	if n == math.MinInt64 {
+		cl.writeError("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	unique := n >= 0
+	if n < 0 {
+		n = -n
+		if n > srandMaxCount {
+			cl.writeError("ERR value is out of range")
+			return
+		}
 	}
 	h.viewSet(cl, args[1], func(s *store.Set) {
 		switch {
-		case s == nil || l == 0:
+		case s == nil || n == 0:
 			cl.writeArray(0)
-		case l < -randMaxCount:
-			cl.writeError("ERR value is out of range")
-		case l < 0 || l == 1:
-			k := int(max(l, -l))
-			cl.writeArray(k)
-			s.Random(k, false, func(m []byte) { cl.writeBulk(m) })
-		case l >= int64(s.Len()):
+		case unique && n >= int64(s.Len()):
 			cl.writeArray(s.Len())
 			s.Range(func(m []byte) bool { cl.writeBulk(m); return true })
 		default:
-			cl.writeArray(int(l))
-			s.Random(int(l), true, func(m []byte) { cl.writeBulk(m) })
+			cl.writeArray(int(n))
+			s.Random(int(n), unique, func(m []byte) { cl.writeBulk(m) })
 		}
 	})
 }
 
-// The set algebra.
-type setOp uint8
+// setOp is SINTER, SUNION or SDIFF.
+type setOp int
 
 const (
-	setInter setOp = iota
-	setUnion
-	setDiff
+	opInter setOp = iota
+	opUnion
+	opDiff
 )
 
-func cmdSInter(h *Handler, cl *client, args [][]byte) { h.setAlgebra(cl, args[1:], nil, setInter) }
-func cmdSUnion(h *Handler, cl *client, args [][]byte) { h.setAlgebra(cl, args[1:], nil, setUnion) }
-func cmdSDiff(h *Handler, cl *client, args [][]byte)  { h.setAlgebra(cl, args[1:], nil, setDiff) }
-
-func cmdSInterStore(h *Handler, cl *client, args [][]byte) {
-	h.setAlgebra(cl, args[2:], args[1], setInter)
-}
-
-func cmdSUnionStore(h *Handler, cl *client, args [][]byte) {
-	h.setAlgebra(cl, args[2:], args[1], setUnion)
-}
-
-func cmdSDiffStore(h *Handler, cl *client, args [][]byte) {
-	h.setAlgebra(cl, args[2:], args[1], setDiff)
-}
-
-// sourceSets returns the sets of keys[from:] in t (nil for a missing key),
-// or WRONGTYPE if any of them holds another kind, as Redis checks them all
-// before it computes anything.
-func sourceSets(t *store.Tx, from, n int) ([]*store.Set, error) {
-	sets := make([]*store.Set, n)
-	for i := range sets {
-		o, err := t.Object(from+i, store.KindSet)
-		if err != nil {
-			return nil, err
-		}
-		sets[i], _ = o.(*store.Set)
-	}
-	return sets, nil
-}
-
-// setAlgebra computes SINTER, SUNION or SDIFF of srcs and replies with the
-// members or, with dst, stores them there (an empty result deletes dst)
-// and replies with their number. The result is built as a new set, as
-// Redis builds it, so its encoding (and an intset's ascending order) is
-// Redis's.
-func (h *Handler) setAlgebra(cl *client, srcs [][]byte, dst []byte, op setOp) {
-	keys, from, need := srcs, 0, int64(0)
-	if dst != nil {
-		keys = append([][]byte{dst}, srcs...)
-		from, need = 1, 1
-	}
-	err := h.store.Tx(keys, need, func(t *store.Tx) error {
-		sets, err := sourceSets(t, from, len(srcs))
+// combine computes op over the sets at keys (nil for missing keys) and
+// calls emit with each member of the result. It returns ErrWrongType when a
+// key holds another type. It runs under the keys' shard locks (store.Tx).
+func combine(t *store.Tx, n int, first int, op setOp, emit func(m []byte)) error {
+	sets := make([]*store.Set, 0, n)
+	for i := first; i < first+n; i++ {
+		o, err := t.Object(i, store.KindSet)
 		if err != nil {
 			return err
 		}
-		res := computeSetOp(sets, op)
-		if dst == nil {
-			writeSetMembers(cl, res)
+		s, _ := o.(*store.Set)
+		sets = append(sets, s)
+	}
+	switch op {
+	case opInter:
+		if slices.Contains(sets, nil) {
 			return nil
 		}
-		if err := t.Put(0, res); err != nil {
-			return err
-		}
-		cl.writeInt(int64(res.Len()))
-		return nil
-	})
-	if err != nil {
-		cl.writeError(err.Error())
-	}
-}
-
-func computeSetOp(sets []*store.Set, op setOp) *store.Set {
-	res := store.NewSet()
-	switch op {
-	case setInter:
-		if slices.Contains(sets, nil) {
-			return res
-		}
-		intersect(sets, 0, func(m []byte) bool { res.Add(m); return true })
-	case setUnion:
-		for _, s := range sets {
-			if s != nil {
-				s.Range(func(m []byte) bool { res.Add(m); return true })
-			}
-		}
-	case setDiff:
-		if sets[0] == nil {
-			return res
-		}
+		// Walk the smallest set, as Redis does, and keep what every other has.
+		slices.SortStableFunc(sets, func(a, b *store.Set) int { return a.Len() - b.Len() })
 		sets[0].Range(func(m []byte) bool {
-			for _, s := range sets[1:] {
-				if s != nil && s.Has(m) {
+			for _, o := range sets[1:] {
+				if !o.Has(m) {
 					return true
 				}
 			}
-			res.Add(m)
+			emit(m)
+			return true
+		})
+	case opUnion:
+		seen := store.NewSet()
+		for _, s := range sets {
+			if s == nil {
+				continue
+			}
+			s.Range(func(m []byte) bool {
+				if seen.Add(m) {
+					emit(m)
+				}
+				return true
+			})
+		}
+	case opDiff:
+		if sets[0] == nil {
+			return nil
+		}
+		sets[0].Range(func(m []byte) bool {
+			for _, o := range sets[1:] {
+				if o != nil && (o == sets[0] || o.Has(m)) {
+					return true
+				}
+			}
+			emit(m)
 			return true
 		})
 	}
-	return res
+	return nil
 }
 
-// intersect calls fn with the members of the intersection of sets (none
-// nil), walking the smallest, until fn returns false or limit (if not 0)
-// members were found; it returns how many it found.
-func intersect(sets []*store.Set, limit int, fn func(m []byte) bool) int {
-	sorted := slices.Clone(sets)
-	slices.SortStableFunc(sorted, func(a, b *store.Set) int { return a.Len() - b.Len() })
-	found := 0
-	sorted[0].Range(func(m []byte) bool {
-		for _, s := range sorted[1:] {
-			if s != sorted[0] && !s.Has(m) {
-				return true
-			}
-		}
-		found++
-		return fn(m) && (limit == 0 || found < limit)
+func cmdSInter(h *Handler, cl *client, args [][]byte) { h.setOpReply(cl, args[1:], opInter) }
+func cmdSUnion(h *Handler, cl *client, args [][]byte) { h.setOpReply(cl, args[1:], opUnion) }
+func cmdSDiff(h *Handler, cl *client, args [][]byte)  { h.setOpReply(cl, args[1:], opDiff) }
+
+// setOpReply answers SINTER/SUNION/SDIFF with the result as a set reply, in
+// the order of a set built from it (sorted when it is an intset), as Redis
+// builds its reply.
+func (h *Handler) setOpReply(cl *client, keys [][]byte, op setOp) {
+	res := store.NewSet()
+	err := h.store.Tx(keys, 0, func(t *store.Tx) error {
+		return combine(t, len(keys), 0, op, func(m []byte) { res.Add(m) })
 	})
-	return found
+	if err != nil {
+		cl.writeError(err.Error())
+		return
+	}
+	writeSetMembers(cl, res)
 }
 
+func cmdSInterStore(h *Handler, cl *client, args [][]byte) { h.setOpStore(cl, args, opInter) }
+func cmdSUnionStore(h *Handler, cl *client, args [][]byte) { h.setOpStore(cl, args, opUnion) }
+func cmdSDiffStore(h *Handler, cl *client, args [][]byte)  { h.setOpStore(cl, args, opDiff) }
+
+// setOpStore stores op over args[2:] at args[1], replacing whatever it held;
+// an empty result deletes it.
+func (h *Handler) setOpStore(cl *client, args [][]byte, op setOp) {
+	stored := 0
+	// need > 0: the *STORE commands are denyoom, refused over maxmemory.
+	err := h.store.Tx(args[1:], 1, func(t *store.Tx) error {
+		res := store.NewSet()
+		if err := combine(t, len(args)-2, 1, op, func(m []byte) { res.Add(m) }); err != nil {
+			return err
+		}
+		stored = res.Len()
+		return t.Put(0, res)
+	})
+	if err != nil {
+		cl.writeError(err.Error())
+		return
+	}
+	cl.writeInt(int64(stored))
+}
+
+// cmdSInterCard: SINTERCARD numkeys key... [LIMIT limit].
 func cmdSInterCard(h *Handler, cl *client, args [][]byte) {
-	const errNumKeys = "ERR numkeys should be greater than 0"
 	numkeys, ok := ascii.ParseInt(args[1])
 	if !ok || numkeys < 1 {
-		cl.writeError(errNumKeys)
+		cl.writeError("ERR numkeys should be greater than 0")
 		return
 	}
 	if numkeys > int64(len(args)-2) {
@@ -509,65 +520,68 @@ func cmdSInterCard(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	limit := int64(0)
-	for j := 2 + int(numkeys); j < len(args); j++ {
-		if ascii.EqualFold(args[j], "limit") && j+1 < len(args) {
-			j++
-			if limit, ok = ascii.ParseInt(args[j]); !ok || limit < 0 {
-				cl.writeError("ERR LIMIT can't be negative")
-				return
-			}
-			continue
+	for i := 2 + int(numkeys); i < len(args); i += 2 {
+		if !ascii.EqualFold(args[i], "limit") || i+1 >= len(args) {
+			cl.writeError(errSyntax)
+			return
 		}
-		cl.writeError(errSyntax)
-		return
+		l, ok := ascii.ParseInt(args[i+1])
+		if !ok || l < 0 {
+			cl.writeError("ERR LIMIT can't be negative")
+			return
+		}
+		limit = l
 	}
 	keys := args[2 : 2+numkeys]
-	var card int
+	card := int64(0)
 	err := h.store.Tx(keys, 0, func(t *store.Tx) error {
-		sets, err := sourceSets(t, 0, len(keys))
-		if err != nil || slices.Contains(sets, nil) {
-			return err
+		err := combine(t, len(keys), 0, opInter, func([]byte) {
+			card++
+		})
+		if err == nil && limit > 0 && card > limit {
+			card = limit
 		}
-		card = intersect(sets, int(min(limit, int64(1<<62))), func([]byte) bool { return true })
-		return nil
+		return err
 	})
 	if err != nil {
 		cl.writeError(err.Error())
 		return
 	}
-	cl.writeInt(int64(card))
+	cl.writeInt(card)
 }
 
 func cmdSMove(h *Handler, cl *client, args [][]byte) {
-	member := args[3]
 	moved := false
+	// need 0: SMOVE is not denyoom in Redis 7.0, so it runs over maxmemory.
 	err := h.store.Tx(args[1:3], 0, func(t *store.Tx) error {
+		// A missing source answers 0 whatever the destination holds, as in
+		// Redis; then both must be sets.
 		if t.Kind(0) == store.KindNone {
 			return nil
 		}
-		so, err := t.Object(0, store.KindSet)
+		src, err := t.Object(0, store.KindSet)
 		if err != nil {
 			return err
 		}
-		do, err := t.Object(1, store.KindSet)
+		dst, err := t.Object(1, store.KindSet)
 		if err != nil {
 			return err
 		}
-		src := so.(*store.Set)
+		s := src.(*store.Set)
 		if string(args[1]) == string(args[2]) {
-			moved = src.Has(member)
+			moved = s.Has(args[3])
 			return nil
 		}
-		if !src.Remove(member) {
+		if !s.Remove(args[3]) {
 			return nil
 		}
 		moved = true
-		if do == nil {
+		if dst == nil {
 			d := store.NewSet()
-			d.Add(member)
+			d.Add(args[3])
 			return t.Put(1, d)
 		}
-		do.(*store.Set).Add(member)
+		dst.(*store.Set).Add(args[3])
 		return nil
 	})
 	if err != nil {
@@ -585,28 +599,25 @@ func cmdSScan(h *Handler, cl *client, args [][]byte) {
 	}
 	h.viewSet(cl, args[1], func(s *store.Set) {
 		if s == nil {
-			writeScanPage(cl, 0, nil)
+			cl.out = append(cl.out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
 			return
 		}
-		count, pattern, errText := scanOptions(args)
+		count, pattern, errText := parseCollectionScan(args[3:])
 		if errText != "" {
 			cl.writeError(errText)
 			return
 		}
-		var elems [][]byte
-		var intBuf []byte // an intset's members are formatted into a scratch buffer
-		intset := s.Encoding() == "intset"
+		var page [][]byte
 		next := s.Scan(cursor, count, func(m []byte) {
-			if pattern != nil && !store.Match(pattern, m) {
-				return
+			if pattern == nil || store.Match(pattern, m) {
+				page = append(page, slices.Clone(m))
 			}
-			if intset {
-				start := len(intBuf)
-				intBuf = append(intBuf, m...)
-				m = intBuf[start:len(intBuf):len(intBuf)]
-			}
-			elems = append(elems, m)
 		})
-		writeScanPage(cl, next, elems)
+		cl.writeArray(2)
+		cl.writeBulk(strconv.AppendUint(nil, next, 10))
+		cl.writeArray(len(page))
+		for _, m := range page {
+			cl.writeBulk(m)
+		}
 	})
 }

@@ -410,6 +410,9 @@ flags:
 		}
 		return z
 	})
+	if err == nil && added > 0 {
+		h.signalReady(cl, args[1]) // clients blocked in BZPOPMIN and friends (zset_block.go)
+	}
 	switch {
 	case err != nil:
 		cl.writeError(err.Error())

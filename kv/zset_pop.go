@@ -287,34 +287,42 @@ func cmdZScan(h *Handler, cl *client, args [][]byte) {
 			cl.out = append(cl.out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
 			return
 		}
-		count := 10
-		var pattern []byte
-		for i := 3; i < len(args); i += 2 {
-			left := len(args) - i
-			switch {
-			case ascii.EqualFold(args[i], "count") && left >= 2:
-				c, ok := parseLong(args[i+1])
-				if !ok {
-					cl.writeError(errNotInteger)
-					return
-				}
-				if c < 1 {
-					cl.writeError(errSyntax)
-					return
-				}
-				count = int(min(c, math.MaxInt32))
-			case ascii.EqualFold(args[i], "match") && left >= 2:
-				pattern = args[i+1]
-				if len(pattern) == 1 && pattern[0] == '*' {
-					pattern = nil
-				}
-			default:
-				cl.writeError(errSyntax)
-				return
-			}
+		count, pattern, errText := parseCollectionScan(args[3:])
+		if errText != "" {
+			cl.writeError(errText)
+			return
 		}
 		writeZScan(cl, z, cursor, count, pattern)
 	})
+}
+
+// parseCollectionScan parses the [MATCH pattern] [COUNT count] options of
+// ZSCAN, SSCAN and HSCAN (after the key's type was checked, as Redis does):
+// count defaults to 10, and a pattern of "*" matches everything (nil).
+func parseCollectionScan(opts [][]byte) (count int, pattern []byte, errText string) {
+	count = 10
+	for i := 0; i < len(opts); i += 2 {
+		left := len(opts) - i
+		switch {
+		case ascii.EqualFold(opts[i], "count") && left >= 2:
+			c, ok := parseLong(opts[i+1])
+			if !ok {
+				return 0, nil, errNotInteger
+			}
+			if c < 1 {
+				return 0, nil, errSyntax
+			}
+			count = int(min(c, math.MaxInt32))
+		case ascii.EqualFold(opts[i], "match") && left >= 2:
+			pattern = opts[i+1]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil
+			}
+		default:
+			return 0, nil, errSyntax
+		}
+	}
+	return count, pattern, ""
 }
 
 // writeZScan writes one ZSCAN page. Scores are written as Redis's scan

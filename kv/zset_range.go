@@ -247,6 +247,9 @@ func (h *Handler) zrangeStore(cl *client, args [][]byte, sp *zrangeSpec) {
 		}
 		return t.Put(0, dst)
 	})
+	if err == nil && stored > 0 {
+		h.signalReady(cl, args[1])
+	}
 	if err != nil {
 		cl.writeError(err.Error())
 		return

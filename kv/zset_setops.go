@@ -245,6 +245,9 @@ func (h *Handler) zsetOp(cl *client, args [][]byte, toStore bool, op zsetOp, car
 		}
 		return t.Put(0, dst)
 	})
+	if err == nil && toStore && stored > 0 {
+		h.signalReady(cl, args[1]) // a waiting BZPOPMIN (zset_block.go)
+	}
 	switch {
 	case err != nil:
 		cl.writeError(err.Error())

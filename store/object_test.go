@@ -366,3 +366,37 @@ func TestStringEncoding(t *testing.T) {
 		t.Error("encoding of a missing key found")
 	}
 }
+
+// walkCounter is an Object that counts every call the store makes on it.
+type walkCounter struct {
+	testList
+	calls int
+}
+
+func (w *walkCounter) Len() int         { w.calls++; return w.testList.Len() }
+func (w *walkCounter) Size() int64      { w.calls++; return w.testList.Size() }
+func (w *walkCounter) Encoding() string { w.calls++; return "hashtable" }
+
+// TestDeleteDoesNotWalkTheCollection: deleting, evicting or overwriting a
+// collection costs the same few calls whatever its size (no per-element
+// work on the loop; the collector frees the elements).
+func TestDeleteDoesNotWalkTheCollection(t *testing.T) {
+	s := newTestStore(t, Options{Shards: 1})
+	for _, n := range []int{1, 100000} {
+		w := &walkCounter{}
+		for i := range n {
+			w.push(fmt.Sprint(i))
+		}
+		if err := s.Update(b("big"), KindList, 0, func(Object) Object { return w }); err != nil {
+			t.Fatal(err)
+		}
+		w.calls = 0
+		if s.Del(bs("big")) != 1 {
+			t.Fatal("DEL missed the key")
+		}
+		if w.calls > 2 {
+			t.Fatalf("deleting a %d-element collection made %d calls on it", n, w.calls)
+		}
+	}
+	checkInvariants(t, s)
+}

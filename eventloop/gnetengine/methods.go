@@ -99,6 +99,16 @@ func (g *gconn) InboundBuffered() int {
 	return g.gc.InboundBuffered()
 }
 
+// Resume marks c paused: settle, which every caller of a handler callback
+// or task runs next, presents gnet's inbound buffer once the output is
+// below low water, as it does after backpressure; new input meanwhile
+// waits unpresented, as while paused.
+func (g *gconn) Resume() {
+	if g.writable() && g.gc.InboundBuffered() > 0 {
+		g.state |= stPaused
+	}
+}
+
 func (g *gconn) Flush() error {
 	if g.state&stDone != 0 {
 		return eventloop.ErrConnClosed

@@ -63,6 +63,8 @@ type Conn interface {
 	OutputFull() bool
 	OutboundBuffered() int
 	InboundBuffered() int
+	// Resume presents the unconsumed input again, as eventloop.Conn.Resume.
+	Resume()
 	Flush() error
 	Close() error
 	Fd() int
