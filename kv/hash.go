@@ -510,34 +510,6 @@ func cmdHRandField(h *Handler, cl *client, args [][]byte) {
 	})
 }
 
-// scanOptions parses the COUNT and MATCH options of HSCAN, SSCAN (from
-// args[3]); a pattern of "*" is returned as nil.
-func scanOptions(args [][]byte) (count int, pattern []byte, errText string) {
-	count = 10
-	for i := 3; i < len(args); i += 2 {
-		left := len(args) - i
-		switch {
-		case ascii.EqualFold(args[i], "count") && left >= 2:
-			c, ok := ascii.ParseInt(args[i+1])
-			if !ok {
-				return 0, nil, errNotInteger
-			}
-			if c < 1 {
-				return 0, nil, errSyntax
-			}
-			count = int(min(c, math.MaxInt32))
-		case ascii.EqualFold(args[i], "match") && left >= 2:
-			pattern = args[i+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil
-			}
-		default:
-			return 0, nil, errSyntax
-		}
-	}
-	return count, pattern, ""
-}
-
 // writeScanPage writes a scan reply: the next cursor and the elements
 // (flat, so pairs for HSCAN).
 func writeScanPage(cl *client, next uint64, elems [][]byte) {
@@ -561,7 +533,7 @@ func cmdHScan(h *Handler, cl *client, args [][]byte) {
 			writeScanPage(cl, 0, nil)
 			return
 		}
-		count, pattern, errText := scanOptions(args)
+		count, pattern, errText := parseCollectionScan(args[3:])
 		if errText != "" {
 			cl.writeError(errText)
 			return

@@ -3,7 +3,6 @@ package kv
 import (
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/internal/ascii"
@@ -599,7 +598,7 @@ func cmdSScan(h *Handler, cl *client, args [][]byte) {
 	}
 	h.viewSet(cl, args[1], func(s *store.Set) {
 		if s == nil {
-			cl.out = append(cl.out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
+			writeScanPage(cl, 0, nil)
 			return
 		}
 		count, pattern, errText := parseCollectionScan(args[3:])
@@ -613,11 +612,6 @@ func cmdSScan(h *Handler, cl *client, args [][]byte) {
 				page = append(page, slices.Clone(m))
 			}
 		})
-		cl.writeArray(2)
-		cl.writeBulk(strconv.AppendUint(nil, next, 10))
-		cl.writeArray(len(page))
-		for _, m := range page {
-			cl.writeBulk(m)
-		}
+		writeScanPage(cl, next, page)
 	})
 }
