@@ -164,6 +164,32 @@ func TestRedisBenchmarkRunsCleanly(t *testing.T) {
 	}
 }
 
+// TestRedisBenchmarkDefaultSuite runs redis-benchmark with no -t: its whole
+// default suite (lists, sets, hashes, sorted sets, LRANGE, MSET) must run
+// with no error and report every test.
+func TestRedisBenchmarkDefaultSuite(t *testing.T) {
+	redistest.Binary(t, "redis-benchmark")
+	p := startBinary(t)
+	out, err := exec.Command("redis-benchmark", "-p", strconv.Itoa(p.port), "-n", "2000", "-q").CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-benchmark: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, bad := range []string{"ERR", "Error", "WARNING", "error", "WRONGTYPE"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("redis-benchmark output contains %q:\n%s", bad, text)
+		}
+	}
+	for _, test := range []string{"PING_INLINE: ", "PING_MBULK: ", "SET: ", "GET: ", "INCR: ", "LPUSH: ", "RPUSH: ",
+		"LPOP: ", "RPOP: ", "SADD: ", "HSET: ", "SPOP: ", "ZADD: ", "ZPOPMIN: ", "LPUSH (needed to benchmark LRANGE): ",
+		"LRANGE_100 (first 100 elements): ", "LRANGE_300 (first 300 elements): ", "LRANGE_500 (first 500 elements): ",
+		"LRANGE_600 (first 600 elements): ", "MSET (10 keys): "} {
+		if !hasResultLine(text, test) {
+			t.Errorf("no result line for %q:\n%s", test, text)
+		}
+	}
+}
+
 // hasResultLine finds "<test> <n> requests per second" with n > 0; -q
 // output redraws progress with \r, so split on both line ends.
 func hasResultLine(out, test string) bool {
