@@ -289,48 +289,24 @@ func (d *bdict) maybeCompact() {
 }
 
 func (d *bdict) slotOf(id uint32) uint32 {
-	mask := uint32(len(d.slots) - 1)
-	for i := d.ents[id].hash & mask; ; i = (i + 1) & mask {
-		if d.slots[i] == id+1 {
-			return i
-		}
-	}
+	return slotOfID(d.slots, id, d.ents[id].hash)
 }
 
 func (d *bdict) place(id uint32) {
-	mask := uint32(len(d.slots) - 1)
-	i := d.ents[id].hash & mask
-	for d.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	d.slots[i] = id + 1
+	placeID(d.slots, id, d.ents[id].hash)
 }
 
 // removeSlot empties slot i and shifts back the entries of its probe run that may
 // move closer to their home slot.
 func (d *bdict) removeSlot(i uint32) {
-	mask := uint32(len(d.slots) - 1)
-	d.slots[i] = 0
-	for j := (i + 1) & mask; d.slots[j] != 0; j = (j + 1) & mask {
-		home := d.ents[d.slots[j]-1].hash & mask
-		if (j-home)&mask < (j-i)&mask {
-			continue // its home lies cyclically in (i, j]: it stays
-		}
-		d.slots[i] = d.slots[j]
-		d.slots[j] = 0
-		i = j
-	}
+	unslotAt(d.slots, i, d)
 }
 
 func (d *bdict) resize(n int) {
-	old := d.slots
-	d.slots = make([]uint32, n)
-	for _, s := range old {
-		if s != 0 {
-			d.place(s - 1)
-		}
-	}
+	d.slots = reslotIDs(d.slots, n, d)
 }
+
+func (d *bdict) idHash(id uint32) uint32 { return d.ents[id].hash }
 
 // each calls fn with every element id in slot order until fn returns false.
 func (d *bdict) each(fn func(id uint32) bool) {

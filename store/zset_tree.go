@@ -135,49 +135,24 @@ func (t *ztree) find(m []byte) uint32 {
 
 // slotOf returns the slot holding id.
 func (t *ztree) slotOf(id uint32) uint32 {
-	mask := uint32(len(t.slots) - 1)
-	for i := t.ents[id].hash & mask; ; i = (i + 1) & mask {
-		if t.slots[i] == id+1 {
-			return i
-		}
-	}
+	return slotOfID(t.slots, id, t.ents[id].hash)
 }
 
 func (t *ztree) placeSlot(id uint32) {
-	mask := uint32(len(t.slots) - 1)
-	i := t.ents[id].hash & mask
-	for t.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	t.slots[i] = id + 1
+	placeID(t.slots, id, t.ents[id].hash)
 }
 
 // removeSlot empties slot i and shifts back the entries of its probe run that may
 // move closer to their home slot, so lookups never need tombstones.
 func (t *ztree) removeSlot(i uint32) {
-	mask := uint32(len(t.slots) - 1)
-	t.slots[i] = 0
-	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
-		home := t.ents[t.slots[j]-1].hash & mask
-		// The entry at j stays if its home lies cyclically in (i, j].
-		if (j-home)&mask < (j-i)&mask {
-			continue
-		}
-		t.slots[i] = t.slots[j]
-		t.slots[j] = 0
-		i = j
-	}
+	unslotAt(t.slots, i, t)
 }
 
 func (t *ztree) resizeSlots(n int) {
-	old := t.slots
-	t.slots = make([]uint32, n)
-	for _, s := range old {
-		if s != 0 {
-			t.placeSlot(s - 1)
-		}
-	}
+	t.slots = reslotIDs(t.slots, n, t)
 }
+
+func (t *ztree) idHash(id uint32) uint32 { return t.ents[id].hash }
 
 // insert adds member m (absent) with score.
 func (t *ztree) insert(m []byte, score float64) {
