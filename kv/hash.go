@@ -128,22 +128,9 @@ func init() { rewriters[store.KindHash] = appendRewriteHash }
 // appendRewriteHash appends HSET commands that rebuild o.
 func appendRewriteHash(dst, key []byte, o store.Object) []byte {
 	hs := o.(*store.Hash)
-	left := hs.Len()
-	inBatch := 0
-	hs.Range(func(f, v []byte) bool {
-		if inBatch == 0 {
-			k := min(rewriteBatch, left)
-			dst = aof.AppendHeader(dst, 2+2*k)
-			dst = aof.AppendArg(dst, []byte("HSET"))
-			dst = aof.AppendArg(dst, key)
-			inBatch, left = k, left-k
-		}
-		dst = aof.AppendArg(dst, f)
-		dst = aof.AppendArg(dst, v)
-		inBatch--
-		return true
-	})
-	return dst
+	b := newBatchWriter(dst, "HSET", key, 2, hs.Len())
+	hs.Range(func(f, v []byte) bool { b.add(f, v); return true })
+	return b.dst
 }
 
 // viewHash runs fn with key's hash (nil when missing) under its shard's

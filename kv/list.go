@@ -832,19 +832,9 @@ func cmdLMPop(h *Handler, cl *client, args [][]byte) {
 // elements each, as Redis's rewrite batches them.
 func appendRewriteList(dst, key []byte, o store.Object) []byte {
 	l := o.(*store.List)
-	const batch = 64
-	n, i := l.Len(), 0
-	l.Range(0, n-1, func(v []byte) bool {
-		if i%batch == 0 {
-			dst = aof.AppendHeader(dst, 2+min(batch, n-i))
-			dst = aof.AppendArg(dst, []byte("RPUSH"))
-			dst = aof.AppendArg(dst, key)
-		}
-		dst = aof.AppendArg(dst, v)
-		i++
-		return true
-	})
-	return dst
+	b := newBatchWriter(dst, "RPUSH", key, 1, l.Len())
+	l.Range(0, l.Len()-1, func(v []byte) bool { b.add(v); return true })
+	return b.dst
 }
 
 // The blocking commands.

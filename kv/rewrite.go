@@ -147,6 +147,41 @@ func (h *Handler) copyShard(dst []byte, i int) []byte {
 // data type's file registers its own (kv/hash.go, kv/list.go, ...).
 var rewriters = map[store.Kind]func(dst, key []byte, o store.Object) []byte{}
 
+// rewriteBatch is how many elements one rewritten command carries, as
+// Redis's AOF_REWRITE_ITEMS_PER_CMD.
+const rewriteBatch = 64
+
+// batchWriter appends the commands that rebuild a collection of n
+// elements: "name key" followed by up to rewriteBatch elements of width
+// arguments each (2 for HSET's field value, ZADD's score member).
+type batchWriter struct {
+	dst       []byte
+	name, key []byte
+	width     int
+	left      int // elements not yet written
+	inBatch   int // elements the current command still takes
+}
+
+func newBatchWriter(dst []byte, name string, key []byte, width, n int) *batchWriter {
+	return &batchWriter{dst: dst, name: []byte(name), key: key, width: width, left: n}
+}
+
+// add appends one element's arguments, starting a new command when the
+// current one is full.
+func (b *batchWriter) add(args ...[]byte) {
+	if b.inBatch == 0 {
+		k := min(rewriteBatch, b.left)
+		b.dst = aof.AppendHeader(b.dst, 2+b.width*k)
+		b.dst = aof.AppendArg(b.dst, b.name)
+		b.dst = aof.AppendArg(b.dst, b.key)
+		b.inBatch, b.left = k, b.left-k
+	}
+	for _, a := range args {
+		b.dst = aof.AppendArg(b.dst, a)
+	}
+	b.inBatch--
+}
+
 // appendRewriteObject appends the commands that rebuild key's collection o.
 func appendRewriteObject(dst, key []byte, o store.Object) []byte {
 	rw := rewriters[o.Kind()]

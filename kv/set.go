@@ -141,23 +141,10 @@ func init() {
 // appendRewriteSet appends SADD commands that rebuild s, 64 members each.
 func appendRewriteSet(dst, key []byte, o store.Object) []byte {
 	s := o.(*store.Set)
-	left := s.Len()
-	i := 0
-	s.Range(func(m []byte) bool {
-		if i%rewriteBatch == 0 {
-			dst = aof.AppendHeader(dst, 2+min(rewriteBatch, left-i))
-			dst = aof.AppendArg(dst, []byte("SADD"))
-			dst = aof.AppendArg(dst, key)
-		}
-		dst = aof.AppendArg(dst, m)
-		i++
-		return true
-	})
-	return dst
+	b := newBatchWriter(dst, "SADD", key, 1, s.Len())
+	s.Range(func(m []byte) bool { b.add(m); return true })
+	return b.dst
 }
-
-// rewriteBatch is how many elements one rewritten command carries.
-const rewriteBatch = 64
 
 const errSPopCount = "ERR value is out of range, must be positive"
 

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
@@ -228,28 +227,17 @@ var _ = func() bool {
 
 func init() { rewriters[store.KindZSet] = appendRewriteZSet }
 
-// zaddBatch is how many members one rewritten ZADD carries, as Redis's
-// AOF_REWRITE_ITEMS_PER_CMD.
-const zaddBatch = 64
-
 // appendRewriteZSet appends ZADD commands that rebuild o, with scores in
 // %.17g, which reads back as the same double.
 func appendRewriteZSet(dst, key []byte, o store.Object) []byte {
 	z := o.(*store.ZSet)
 	var num [32]byte
-	n := z.Len()
-	for start := 0; start < n; start += zaddBatch {
-		k := min(zaddBatch, n-start)
-		dst = aof.AppendHeader(dst, 2+2*k)
-		dst = aof.AppendArg(dst, []byte("ZADD"))
-		dst = aof.AppendArg(dst, key)
-		z.Range(start, start+k, false, func(m []byte, s float64) bool {
-			dst = aof.AppendArg(dst, appendScore(num[:0], s))
-			dst = aof.AppendArg(dst, m)
-			return true
-		})
-	}
-	return dst
+	b := newBatchWriter(dst, "ZADD", key, 2, z.Len())
+	z.Range(0, z.Len(), false, func(m []byte, s float64) bool {
+		b.add(appendScore(num[:0], s), m)
+		return true
+	})
+	return b.dst
 }
 
 // Reply texts of the sorted-set commands.
