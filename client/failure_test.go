@@ -20,6 +20,7 @@ import (
 	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/resp"
+	edge "github.com/shoalkv/shoal/server"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -266,7 +267,7 @@ func (p *shoalProc) start() {
 	p.h = kv.New(p.st, kv.Options{RequirePass: p.pw})
 	var err error
 	for try := 0; try < 100; try++ { // the old socket may linger a moment
-		p.srv, err = eventloop.NewServer(p.h, eventloop.Options{Addr: p.addr(), Loops: 2})
+		p.srv, err = eventloop.NewServer(edge.New(p.h), eventloop.Options{Addr: p.addr(), Loops: 2})
 		if err == nil {
 			if err = p.srv.Start(); err == nil {
 				return

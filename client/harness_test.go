@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -10,36 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/internal/redistest"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/resp"
-	"github.com/shoalkv/shoal/store"
 )
 
-// startShoal runs an in-process Shoal (kv on a real eventloop server) on a
-// loopback port and stops it when the test ends.
+// startShoal runs an in-process Shoal (internal/shoaltest) on a loopback
+// port and stops it when the test ends.
 func startShoal(t testing.TB, o kv.Options) string {
 	t.Helper()
-	st := store.New(store.Options{})
-	h := kv.New(st, o)
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, eventloop.ErrServerClosed) {
-			t.Errorf("shutdown: %v", err)
-		}
-		h.Close()
-		st.Close()
-	})
-	return srv.Addr().String()
+	return shoaltest.Start(t, shoaltest.Options{KV: o}).Addr
 }
 
 // server is one of the real servers every behaviour is checked against.

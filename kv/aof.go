@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	"github.com/shoalkv/shoal/aof"
-	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/internal/ascii"
 )
 
@@ -100,7 +99,7 @@ type aofState struct {
 	durable atomic.Int64 // highest offset the writer confirmed, for this client
 	failed  atomic.Bool  // the writer could not make a held record durable
 	onSync  func(end int64, ok bool)
-	release func(c *eventloop.Conn)
+	release func()
 }
 
 type holdMark struct {
@@ -464,7 +463,7 @@ func (h *Handler) afterBatch(cl *client, base int) {
 				st.committed = end
 				if st.onSync == nil {
 					st.onSync = cl.synced
-					st.release = func(*eventloop.Conn) { cl.releaseHeld() }
+					st.release = cl.releaseHeld
 				}
 				// The reservation keeps a graceful close (QUIT, the peer's
 				// half-close, SIGTERM) waiting for these replies.
@@ -472,7 +471,7 @@ func (h *Handler) afterBatch(cl *client, base int) {
 					if !w.Commit(end, st.onSync) {
 						st.marks = append(st.marks, holdMark{end: end})
 					} else if cl.conn != nil {
-						_ = cl.conn.ExecuteReserved(st.release)
+						_ = cl.conn.RunReserved(st.release)
 					}
 				}
 			}
@@ -504,7 +503,7 @@ func (cl *client) synced(end int64, ok bool) {
 			break
 		}
 	}
-	_ = cl.conn.ExecuteReserved(st.release)
+	_ = cl.conn.RunReserved(st.release)
 }
 
 // releaseHeld runs on the loop: it writes the held replies whose records

@@ -20,15 +20,15 @@ func hashSetKeyspace(t *testing.T, addr string, keys []string) map[string]string
 	c := dialRaw(t, addr)
 	m := map[string]string{}
 	for _, k := range keys {
-		typ := c.do("TYPE", k)
+		typ := c.Do("TYPE", k)
 		var contents string
 		switch typ {
 		case "+hash\r\n":
-			contents = flatPairs(t, c.do("HGETALL", k))
+			contents = flatPairs(t, c.Do("HGETALL", k))
 		case "+set\r\n":
-			contents = canonicalReply(t, c.do("SMEMBERS", k))
+			contents = canonicalReply(t, c.Do("SMEMBERS", k))
 		}
-		m[k] = typ + contents + c.do("OBJECT", "ENCODING", k) + c.do("PEXPIRETIME", k)
+		m[k] = typ + contents + c.Do("OBJECT", "ENCODING", k) + c.Do("PEXPIRETIME", k)
 	}
 	return m
 }
@@ -69,13 +69,13 @@ func TestAOFHashSetReplay(t *testing.T) {
 					{"SADD", "bigs", fmt.Sprint(conn*1000 + i)},
 				}
 				for _, cmd := range cmds {
-					if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+					if r := c.Do(cmd...); strings.HasPrefix(r, "-") {
 						t.Errorf("%q: %q", cmd, r)
 						return
 					}
 				}
 				if i%50 == 0 {
-					c.do("BGREWRITEAOF")
+					c.Do("BGREWRITEAOF")
 				}
 			}
 		}()
@@ -83,7 +83,7 @@ func TestAOFHashSetReplay(t *testing.T) {
 	wg.Wait()
 
 	c := dialRaw(t, s.addr)
-	for c.do("BGREWRITEAOF")[0] == '-' {
+	for c.Do("BGREWRITEAOF")[0] == '-' {
 		time.Sleep(5 * time.Millisecond)
 	}
 	for w.RewriteStats().InProgress {
@@ -94,14 +94,14 @@ func TestAOFHashSetReplay(t *testing.T) {
 		{"HSET", "exp", "old", "1"}, {"PEXPIRE", "exp", "30"}, {"SADD", "exp2", "old2"}, {"PEXPIRE", "exp2", "30"},
 		{"SADD", "pop", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, {"PEXPIRE", "pop", "100000"},
 	} {
-		c.do(cmd...)
+		c.Do(cmd...)
 	}
 	time.Sleep(80 * time.Millisecond)
 	for _, cmd := range [][]string{
 		{"HINCRBYFLOAT", "exp", "new", "2.5"}, {"SUNIONSTORE", "dst", "exp2", "s0"}, {"SPOP", "pop", "3"},
 		{"SPOP", "pop"}, {"SPOP", "s1", "1000"},
 	} {
-		if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+		if r := c.Do(cmd...); strings.HasPrefix(r, "-") {
 			t.Fatalf("%q: %q", cmd, r)
 		}
 	}
@@ -134,7 +134,7 @@ func TestAOFLogsSPopAsSRem(t *testing.T) {
 		{"SPOP", "s", "0"}, {"SPOP", "nosuch"}, {"SPOP", "s", "100"}, {"HINCRBYFLOAT", "h", "f", "0.1"},
 		{"HINCRBYFLOAT", "h", "f", "inf"},
 	} {
-		c.do(cmd...)
+		c.Do(cmd...)
 	}
 	s.stop()
 	f, err := os.Open(path)

@@ -29,7 +29,7 @@ func TestAOFLogsExecAsTransaction(t *testing.T) {
 		{"MULTI", "+OK\r\n"}, {"BGREWRITEAOF", "+QUEUED\r\n"}, {"SET d 4", "+QUEUED\r\n"},
 		{"EXEC", "*2\r\n+Background append only file rewriting scheduled\r\n+OK\r\n"},
 	} {
-		if got := c.do(strings.Split(step[0], " ")...); got != step[1] {
+		if got := c.Do(strings.Split(step[0], " ")...); got != step[1] {
 			t.Fatalf("%s = %q, want %q", step[0], got, step[1])
 		}
 	}
@@ -68,7 +68,7 @@ func TestAOFReplayOfConcurrentTransactions(t *testing.T) {
 			case <-stop:
 				return
 			case <-time.After(3 * time.Millisecond):
-				c.do("BGREWRITEAOF")
+				c.Do("BGREWRITEAOF")
 			}
 		}
 	}()
@@ -85,9 +85,9 @@ func TestAOFReplayOfConcurrentTransactions(t *testing.T) {
 				for _, cmd := range cmds {
 					req = append(req, encodeCommand(cmd)...)
 				}
-				c.send(req)
+				c.Send(req)
 				for range cmds {
-					if r, err := c.read(); err != nil || strings.HasPrefix(r, "-") {
+					if r, err := c.Read(); err != nil || strings.HasPrefix(r, "-") {
 						t.Errorf("conn %d: %q %v", conn, r, err)
 						return
 					}

@@ -17,6 +17,7 @@ import (
 	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
+	"github.com/shoalkv/shoal/server"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -40,7 +41,7 @@ func startPersistent(t *testing.T, path string, policy aof.Fsync) (*persistentSe
 		t.Fatal(err)
 	}
 	h.AttachAOF(w, true)
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 2})
+	srv, err := eventloop.NewServer(server.New(h), eventloop.Options{Addr: "127.0.0.1:0", Loops: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func startPersistent(t *testing.T, path string, policy aof.Fsync) (*persistentSe
 func keyspace(t *testing.T, addr string) map[string]string {
 	t.Helper()
 	c := dialRaw(t, addr)
-	keys := c.do("KEYS", "*")
+	keys := c.Do("KEYS", "*")
 	m := map[string]string{}
 	rd := bufio.NewReader(strings.NewReader(keys))
 	_, _ = rd.ReadString('\n')
@@ -76,7 +77,7 @@ func keyspace(t *testing.T, addr string) map[string]string {
 		}
 		k, _ := rd.ReadString('\n')
 		k = strings.TrimSuffix(k, "\r\n")
-		m[k] = c.do("GET", k) + c.do("PEXPIRETIME", k)
+		m[k] = c.Do("GET", k) + c.Do("PEXPIRETIME", k)
 	}
 	return m
 }
@@ -100,7 +101,7 @@ func TestAOFReplayMatchesMemory(t *testing.T) {
 			case <-stopRewrites:
 				return
 			case <-time.After(5 * time.Millisecond):
-				c.do("BGREWRITEAOF")
+				c.Do("BGREWRITEAOF")
 			}
 		}
 	}()
@@ -177,7 +178,7 @@ func TestAOFReplayMatchesMemory(t *testing.T) {
 	wg.Wait()
 	close(stopRewrites)
 	before := keyspace(t, s.addr)
-	info := dialRaw(t, s.addr).do("INFO", "persistence")
+	info := dialRaw(t, s.addr).Do("INFO", "persistence")
 	s.stop()
 	if !strings.Contains(info, "aof_enabled:1") {
 		t.Fatalf("INFO persistence:\n%s", info)
@@ -247,7 +248,7 @@ func TestAOFReadersSeeOnlyDurableValues(t *testing.T) {
 	r := dialRaw(t, s.addr)
 	seen := 0
 	for i := 0; i < 300; i++ {
-		reply := r.do("GET", "k")
+		reply := r.Do("GET", "k")
 		if !strings.HasPrefix(reply, "$") || reply == "$-1\r\n" {
 			continue
 		}

@@ -18,7 +18,7 @@ func zsetKeyspace(t *testing.T, addr string, keys []string) map[string]string {
 	c := dialRaw(t, addr)
 	m := map[string]string{}
 	for _, k := range keys {
-		m[k] = c.do("TYPE", k) + c.do("ZRANGE", k, "0", "-1", "WITHSCORES") + c.do("PEXPIRETIME", k)
+		m[k] = c.Do("TYPE", k) + c.Do("ZRANGE", k, "0", "-1", "WITHSCORES") + c.Do("PEXPIRETIME", k)
 	}
 	return m
 }
@@ -54,13 +54,13 @@ func TestAOFZSetReplay(t *testing.T) {
 					{"ZADD", "big", fmt.Sprint(float64(conn*1000+i) / 7), fmt.Sprintf("b%d-%d", conn, i)},
 				}
 				for _, cmd := range cmds {
-					if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+					if r := c.Do(cmd...); strings.HasPrefix(r, "-") {
 						t.Errorf("%q: %q", cmd, r)
 						return
 					}
 				}
 				if i%50 == 0 {
-					c.do("BGREWRITEAOF")
+					c.Do("BGREWRITEAOF")
 				}
 			}
 		}()
@@ -70,7 +70,7 @@ func TestAOFZSetReplay(t *testing.T) {
 	// A last rewrite, waited for, so the file starts with the rewritten sets
 	// and the expiries below are in its tail.
 	c := dialRaw(t, s.addr)
-	for c.do("BGREWRITEAOF")[0] == '-' {
+	for c.Do("BGREWRITEAOF")[0] == '-' {
 		time.Sleep(5 * time.Millisecond)
 	}
 	for w.RewriteStats().InProgress {
@@ -80,17 +80,17 @@ func TestAOFZSetReplay(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"ZADD", "exp", "1", "old"}, {"PEXPIRE", "exp", "30"}, {"ZADD", "exp2", "1", "old2"}, {"PEXPIRE", "exp2", "30"},
 	} {
-		c.do(cmd...)
+		c.Do(cmd...)
 	}
 	time.Sleep(80 * time.Millisecond)
 	for _, cmd := range [][]string{
 		{"ZADD", "exp", "2", "new"}, {"ZUNIONSTORE", "dst", "2", "exp2", "z0"},
 	} {
-		if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+		if r := c.Do(cmd...); strings.HasPrefix(r, "-") {
 			t.Fatalf("%q: %q", cmd, r)
 		}
 	}
-	c.do("ZADD", "big", "0.30000000000000004", "after-rewrite")
+	c.Do("ZADD", "big", "0.30000000000000004", "after-rewrite")
 
 	before := zsetKeyspace(t, s.addr, keys)
 	s.stop()

@@ -26,13 +26,13 @@ func TestClearedPasswordLiftsPreAuthLimits(t *testing.T) {
 		admin := dialRaw(t, addr)
 		waiting := dialRaw(t, addr) // opened while the password is required
 		var got []string
-		got = append(got, admin.do("AUTH", "p"), admin.do("CONFIG", "SET", "requirepass", ""))
-		got = append(got, waiting.do(msetArgs...), waiting.do("GET", "k"))
-		got = append(got, admin.do("CONFIG", "SET", "requirepass", "q"))
+		got = append(got, admin.Do("AUTH", "p"), admin.Do("CONFIG", "SET", "requirepass", ""))
+		got = append(got, waiting.Do(msetArgs...), waiting.Do("GET", "k"))
+		got = append(got, admin.Do("CONFIG", "SET", "requirepass", "q"))
 		late := dialRaw(t, addr)
-		late.send(encodeCommand(msetArgs))
-		reply, _ := late.readUntilClose()
-		got = append(got, reply, waiting.do("GET", "k"))
+		late.Send(encodeCommand(msetArgs))
+		reply, _ := late.ReadUntilClose()
+		got = append(got, reply, waiting.Do("GET", "k"))
 		return got
 	}
 	want, got := run(redisAddr), run(shoal.addr)

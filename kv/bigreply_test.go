@@ -42,18 +42,18 @@ func TestPipelinedBigRepliesAllArrive(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{OutputHighWater: 1 << 20, OutputLowWater: 256 << 10, OutputHardLimit: 8 << 20})
 	value := bytes.Repeat([]byte("0123456789"), 10<<10)
 	c := dialRaw(t, srv.addr)
-	if r := c.do("SET", "big", string(value)); r != "+OK\r\n" {
+	if r := c.Do("SET", "big", string(value)); r != "+OK\r\n" {
 		t.Fatalf("SET: %q", r)
 	}
 	const n = 1000
-	go c.c.Write(bytes.Repeat(encodeCommand([]string{"GET", "big"}), n))
+	go c.C.Write(bytes.Repeat(encodeCommand([]string{"GET", "big"}), n))
 	time.Sleep(200 * time.Millisecond) // a late start: the output backs up first
-	_ = c.c.SetReadDeadline(time.Now().Add(60 * time.Second))
-	rd := bufio.NewReaderSize(c.c, 1<<20)
+	_ = c.C.SetReadDeadline(time.Now().Add(60 * time.Second))
+	rd := bufio.NewReaderSize(c.C, 1<<20)
 	for i := 0; i < n; i++ {
 		readBulk(t, rd, value)
 	}
-	if r := c.do("PING"); r != "+PONG\r\n" {
+	if r := c.Do("PING"); r != "+PONG\r\n" {
 		t.Fatalf("PING after the replies: %q", r)
 	}
 }
@@ -66,17 +66,17 @@ func TestValueLargerThanOutputHardLimitReadsBack(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{})
 	const size = 70_000_000
 	c := dialRaw(t, srv.addr)
-	if r := c.do("SETRANGE", "big", strconv.Itoa(size-1), "x"); r != ":"+strconv.Itoa(size)+"\r\n" {
+	if r := c.Do("SETRANGE", "big", strconv.Itoa(size-1), "x"); r != ":"+strconv.Itoa(size)+"\r\n" {
 		t.Fatalf("SETRANGE: %q", r)
 	}
 	for round := 0; round < 2; round++ {
-		c.send(encodeCommand([]string{"GET", "big"}))
-		_ = c.c.SetReadDeadline(time.Now().Add(60 * time.Second))
+		c.Send(encodeCommand([]string{"GET", "big"}))
+		_ = c.C.SetReadDeadline(time.Now().Add(60 * time.Second))
 		want := make([]byte, size)
 		want[size-1] = 'x'
-		readBulk(t, c.rd, want)
+		readBulk(t, c.Rd, want)
 	}
-	if r := c.do("STRLEN", "big"); r != fmt.Sprintf(":%d\r\n", size) {
+	if r := c.Do("STRLEN", "big"); r != fmt.Sprintf(":%d\r\n", size) {
 		t.Fatalf("STRLEN: %q", r)
 	}
 }

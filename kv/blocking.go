@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
@@ -328,7 +327,7 @@ func (h *Handler) deliver(w *waiter, reply []byte, end int64) {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	_ = w.cl.conn.Execute(func(*eventloop.Conn) { h.finishWait(w, reply, end) })
+	_ = w.cl.conn.Run(func() { h.finishWait(w, reply, end) })
 }
 
 // expireWaiter runs on the timer's goroutine when w's timeout passes.
@@ -341,7 +340,7 @@ func (h *Handler) expireWaiter(w *waiter) {
 	}
 	b.unregister(w)
 	b.mu.Unlock()
-	_ = w.cl.conn.Execute(func(*eventloop.Conn) { h.finishWait(w, w.req.timeoutReply, 0) })
+	_ = w.cl.conn.Run(func() { h.finishWait(w, w.req.timeoutReply, 0) })
 }
 
 // finishWait runs on the waiter's loop: it writes the reply (through the

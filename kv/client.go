@@ -1,25 +1,23 @@
 package kv
 
 import (
-	"net"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
-// client is the per-connection state kept in the Conn's context.
+// client is the per-connection state; the edge holds it inside a Client.
 //
 // Ownership: everything except the fields marked otherwise is touched only
 // by the connection's loop goroutine. CLIENT LIST and CLIENT KILL, running on
 // other loops, read id/addresses (immutable after OnOpen), the atomics, and
 // the name fields under mu.
 type client struct {
-	conn   *eventloop.Conn
+	conn   Conn // nil for a client without a connection (AOF loading, benchmarks)
 	h      *Handler
 	parser resp.Parser
 	out    []byte // the Conn's output buffer while OnTraffic runs, else nil
@@ -186,13 +184,6 @@ func appendClientInfo(b []byte, cl *client, now int64) []byte {
 	b = append(b, " lib-ver="...)
 	b = append(b, libVer...)
 	return b
-}
-
-func addrString(a net.Addr) string {
-	if a == nil {
-		return ""
-	}
-	return a.String()
 }
 
 func nowMillis() int64 { return time.Now().UnixMilli() }

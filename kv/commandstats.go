@@ -220,9 +220,6 @@ func monotonicNanos() int64 { return int64(time.Since(processStart)) }
 // noID marks a front request that ran no command (a /healthz, a 404).
 const noID = -1
 
-// statsIDOf returns the statsID of a top-level command.
-func statsIDOf(name string) int { return commands[name].statsID }
-
 // frontTimer times one in timedEvery of a loop's front operations, which
 // the fronts charge to the Redis command that does the same (GET, SET,
 // DEL, INCRBY, PING), so commandstats and /metrics cover every front.

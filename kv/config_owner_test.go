@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
+	"github.com/shoalkv/shoal/server"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -22,7 +23,7 @@ func TestMaxMemoryIsReadFromTheStore(t *testing.T) {
 	t.Cleanup(st.Close)
 	h := kv.New(st, kv.Options{})
 	t.Cleanup(h.Close)
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: testEngine(t)})
+	srv, err := eventloop.NewServer(server.New(h), eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,13 +32,13 @@ func TestMaxMemoryIsReadFromTheStore(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Shutdown(t.Context()) })
 	c := dialRaw(t, srv.Addr().String())
-	if r := c.do("CONFIG", "GET", "maxmemory*"); r != "*4\r\n$9\r\nmaxmemory\r\n$8\r\n10485760\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n" {
+	if r := c.Do("CONFIG", "GET", "maxmemory*"); r != "*4\r\n$9\r\nmaxmemory\r\n$8\r\n10485760\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n" {
 		t.Fatalf("CONFIG GET maxmemory*: %q", r)
 	}
-	if r := c.do("INFO", "memory"); !strings.Contains(r, "maxmemory:10485760\r\n") || !strings.Contains(r, "maxmemory_policy:allkeys-lru\r\n") {
+	if r := c.Do("INFO", "memory"); !strings.Contains(r, "maxmemory:10485760\r\n") || !strings.Contains(r, "maxmemory_policy:allkeys-lru\r\n") {
 		t.Fatalf("INFO memory: %q", r)
 	}
-	if r := c.do("CONFIG", "SET", "maxmemory", "1mb"); r != "+OK\r\n" {
+	if r := c.Do("CONFIG", "SET", "maxmemory", "1mb"); r != "+OK\r\n" {
 		t.Fatalf("CONFIG SET: %q", r)
 	}
 	if st.MaxMemory() != 1<<20 {
@@ -54,11 +55,11 @@ func TestListenerSettingsAreReadFromTheServer(t *testing.T) {
 	c := dialRaw(t, srv.addr)
 	for param, want := range map[string]string{"port": port, "bind": "127.0.0.1", "maxclients": "77", "timeout": "90"} {
 		wantReply := "*2\r\n$" + strconv.Itoa(len(param)) + "\r\n" + param + "\r\n$" + strconv.Itoa(len(want)) + "\r\n" + want + "\r\n"
-		if r := c.do("CONFIG", "GET", param); r != wantReply {
+		if r := c.Do("CONFIG", "GET", param); r != wantReply {
 			t.Errorf("CONFIG GET %s: %q, want %q", param, r, wantReply)
 		}
 	}
-	info := c.do("INFO")
+	info := c.Do("INFO")
 	for _, field := range []string{"tcp_port:" + port + "\r\n", "maxclients:77\r\n"} {
 		if !strings.Contains(info, field) {
 			t.Errorf("INFO lacks %q", field)
@@ -75,7 +76,7 @@ func TestRelativeExpiryUsesTheStoreClock(t *testing.T) {
 	t.Cleanup(st.Close)
 	h := kv.New(st, kv.Options{})
 	t.Cleanup(h.Close)
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: testEngine(t)})
+	srv, err := eventloop.NewServer(server.New(h), eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: testEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +85,15 @@ func TestRelativeExpiryUsesTheStoreClock(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Shutdown(t.Context()) })
 	c := dialRaw(t, srv.Addr().String())
-	c.do("SET", "k", "v", "EX", "10")
-	c.do("SET", "j", "v")
-	c.do("EXPIRE", "j", "20")
+	c.Do("SET", "k", "v", "EX", "10")
+	c.Do("SET", "j", "v")
+	c.Do("EXPIRE", "j", "20")
 	for key, want := range map[string]string{"k": ":10000\r\n", "j": ":20000\r\n"} {
-		if r := c.do("PTTL", key); r != want {
+		if r := c.Do("PTTL", key); r != want {
 			t.Errorf("PTTL %s = %q, want %q", key, r, want)
 		}
 	}
-	if r := c.do("PEXPIRETIME", "k"); r != ":1000000010000\r\n" {
+	if r := c.Do("PEXPIRETIME", "k"); r != ":1000000010000\r\n" {
 		t.Errorf("PEXPIRETIME k = %q", r)
 	}
 }

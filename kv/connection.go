@@ -4,8 +4,6 @@ import (
 	"crypto/subtle"
 
 	"github.com/shoalkv/shoal/internal/ascii"
-
-	"github.com/shoalkv/shoal/eventloop"
 )
 
 // Connection commands: PING ECHO QUIT HELLO AUTH SELECT RESET and CLIENT.
@@ -354,7 +352,8 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 			cl.closeAfterReply = true
 			continue
 		}
-		_ = other.conn.Execute(func(c *eventloop.Conn) { _ = c.Close() })
+		conn := other.conn
+		_ = conn.Run(func() { _ = conn.Close() })
 	}
 	if oldForm {
 		if killed == 0 {

@@ -123,9 +123,9 @@ func TestHashSetRandomOpsAgainstRedis(t *testing.T) {
 		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
 			ref, got := dialRaw(t, redisAddr), dialRaw(t, shoal.addr)
 			for _, conn := range []*rawConn{ref, got} {
-				conn.do("FLUSHALL")
+				conn.Do("FLUSHALL")
 				if proto == 3 {
-					conn.do("HELLO", "3")
+					conn.Do("HELLO", "3")
 				}
 			}
 			rng := rand.New(rand.NewSource(int64(proto) + 16))
@@ -255,10 +255,10 @@ func TestHashSetRandomOpsAgainstRedis(t *testing.T) {
 					args = []string{"SCARD", skey()}
 				}
 				if listing != "" {
-					unordered = ref.do("OBJECT", "ENCODING", listing) == "$9\r\nhashtable\r\n"
-					got.do("OBJECT", "ENCODING", listing)
+					unordered = ref.Do("OBJECT", "ENCODING", listing) == "$9\r\nhashtable\r\n"
+					got.Do("OBJECT", "ENCODING", listing)
 				}
-				want, have := ref.do(args...), got.do(args...)
+				want, have := ref.Do(args...), got.Do(args...)
 				if args[0] == "OBJECT" {
 					seen[args[2][:1]+" "+want]++
 				}
@@ -291,7 +291,7 @@ func TestHashSetRandomOpsAgainstRedis(t *testing.T) {
 					var all []string
 					cursor := "0"
 					for calls := 0; calls < 100000; calls++ {
-						v, err := parseRESP(bufio.NewReader(strings.NewReader(conn.do(cmd, k, cursor, "COUNT", "7"))))
+						v, err := parseRESP(bufio.NewReader(strings.NewReader(conn.Do(cmd, k, cursor, "COUNT", "7"))))
 						if err != nil || len(v.elems) != 2 {
 							t.Fatalf("%s %s: %v %v", cmd, k, v, err)
 						}

@@ -140,12 +140,12 @@ func runMultiDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []
 		ref[i], got[i] = dialRaw(t, redisAddr), dialRaw(t, shoalAddr)
 		for _, conn := range []*rawConn{ref[i], got[i]} {
 			if i == 0 {
-				if r := conn.do("FLUSHALL"); r != "+OK\r\n" {
+				if r := conn.Do("FLUSHALL"); r != "+OK\r\n" {
 					t.Fatalf("FLUSHALL: %q", r)
 				}
 			}
 			if proto == 3 {
-				conn.do("HELLO", "3")
+				conn.Do("HELLO", "3")
 			}
 		}
 	}
@@ -166,11 +166,11 @@ func runMultiDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []
 func exchange(t *testing.T, c *rawConn, st mstep) string {
 	t.Helper()
 	if st.args != nil {
-		c.send(encodeCommand(st.args))
+		c.Send(encodeCommand(st.args))
 	}
 	var all string
 	for i := 0; i < st.replies; i++ {
-		r, err := c.read()
+		r, err := c.Read()
 		if err != nil {
 			t.Fatalf("%q: reading reply %d: %v", st.args, i+1, err)
 		}

@@ -50,8 +50,8 @@ func TestProtocolErrorsMatchRedis(t *testing.T) {
 func sendAndDrain(t *testing.T, addr, input string) string {
 	t.Helper()
 	conn := dialRaw(t, addr)
-	conn.send([]byte(input))
-	out, err := conn.readUntilClose()
+	conn.Send([]byte(input))
+	out, err := conn.ReadUntilClose()
 	if errors.Is(err, syscall.ECONNRESET) {
 		// The server closed with our unread input still queued: the
 		// kernel resets, possibly after delivering the reply.
@@ -74,13 +74,13 @@ func TestInlineCommandsMatchRedis(t *testing.T) {
 	}
 	ref, got := dialRaw(t, redisAddr), dialRaw(t, shoal.addr)
 	for _, in := range inputs {
-		ref.send([]byte(in))
-		got.send([]byte(in))
-		want, err := ref.read()
+		ref.Send([]byte(in))
+		got.Send([]byte(in))
+		want, err := ref.Read()
 		if err != nil {
 			t.Fatalf("redis %q: %v", in, err)
 		}
-		have, err := got.read()
+		have, err := got.Read()
 		if err != nil {
 			t.Fatalf("shoal %q: %v", in, err)
 		}
@@ -116,7 +116,7 @@ func runDiffSteps(t *testing.T, redisAddr, shoalAddr string, steps []step) {
 	t.Helper()
 	ref, got := dialRaw(t, redisAddr), dialRaw(t, shoalAddr)
 	for i, st := range steps {
-		want, have := ref.do(st.args...), got.do(st.args...)
+		want, have := ref.Do(st.args...), got.Do(st.args...)
 		if !equalReplies(st.mode, want, have) {
 			t.Errorf("step %d %q:\nredis: %q\nshoal: %q", i, strings.Join(st.args, " "), want, have)
 		}
@@ -139,8 +139,8 @@ func TestInfoSectionsMatchRedis(t *testing.T) {
 		}
 		return hs, fields
 	}
-	wantHeaders, redisFields := headers(dialRaw(t, redisAddr).do("INFO", "everything"))
-	gotHeaders, shoalFields := headers(dialRaw(t, shoal.addr).do("INFO", "everything"))
+	wantHeaders, redisFields := headers(dialRaw(t, redisAddr).Do("INFO", "everything"))
+	gotHeaders, shoalFields := headers(dialRaw(t, shoal.addr).Do("INFO", "everything"))
 	if strings.Join(wantHeaders, ",") != strings.Join(gotHeaders, ",") {
 		t.Errorf("sections:\nredis: %v\nshoal: %v", wantHeaders, gotHeaders)
 	}
@@ -173,9 +173,9 @@ func TestUnauthenticatedLimitsMatchRedis(t *testing.T) {
 	}
 	for _, addr := range []string{redisAddr, shoal.addr} {
 		conn := dialRaw(t, addr)
-		conn.do("AUTH", "secret")
-		conn.do("SET", "k", "v")
-		if r := conn.do(many...); r != ":11\r\n" {
+		conn.Do("AUTH", "secret")
+		conn.Do("SET", "k", "v")
+		if r := conn.Do(many...); r != ":11\r\n" {
 			t.Errorf("%s: after AUTH, EXISTS with 11 keys = %q", addr, r)
 		}
 	}

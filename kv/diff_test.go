@@ -313,11 +313,11 @@ func runDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []step,
 	t.Helper()
 	ref, got := dialRaw(t, redisAddr), dialRaw(t, shoalAddr)
 	for _, conn := range []*rawConn{ref, got} {
-		if r := conn.do("FLUSHALL"); r != "+OK\r\n" {
+		if r := conn.Do("FLUSHALL"); r != "+OK\r\n" {
 			t.Fatalf("FLUSHALL: %q", r)
 		}
 		if proto == 3 {
-			conn.do("HELLO", "3")
+			conn.Do("HELLO", "3")
 		}
 	}
 	if pipelined {
@@ -325,15 +325,15 @@ func runDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []step,
 		for _, st := range steps {
 			all = append(all, encodeCommand(st.args)...)
 		}
-		ref.send(all)
-		got.send(all)
+		ref.Send(all)
+		got.Send(all)
 	}
 	for i, st := range steps {
 		var want, have string
 		if pipelined {
 			want, have = mustRead(t, ref), mustRead(t, got)
 		} else {
-			want, have = ref.do(st.args...), got.do(st.args...)
+			want, have = ref.Do(st.args...), got.Do(st.args...)
 		}
 		if !equalReplies(st.mode, want, have) {
 			t.Errorf("step %d %q:\nredis: %q\nshoal: %q", i, st.args, want, have)
@@ -343,7 +343,7 @@ func runDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []step,
 
 func mustRead(t *testing.T, r *rawConn) string {
 	t.Helper()
-	reply, err := r.read()
+	reply, err := r.Read()
 	if err != nil {
 		t.Fatalf("reading a pipelined reply: %v", err)
 	}

@@ -252,9 +252,9 @@ func TestZSetRandomOpsAgainstRedis(t *testing.T) {
 		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
 			ref, got := dialRaw(t, redisAddr), dialRaw(t, shoal.addr)
 			for _, conn := range []*rawConn{ref, got} {
-				conn.do("FLUSHALL")
+				conn.Do("FLUSHALL")
 				if proto == 3 {
-					conn.do("HELLO", "3")
+					conn.Do("HELLO", "3")
 				}
 			}
 			rng := rand.New(rand.NewSource(int64(proto)))
@@ -370,14 +370,14 @@ func TestZSetRandomOpsAgainstRedis(t *testing.T) {
 				default:
 					args = []string{"ZCARD", key()}
 				}
-				want, have := ref.do(args...), got.do(args...)
+				want, have := ref.Do(args...), got.Do(args...)
 				if want != have {
 					t.Fatalf("op %d %q:\nredis: %q\nshoal: %q", i, args, want, have)
 				}
 			}
 			for _, k := range append(keys, "lex") {
 				for _, args := range [][]string{{"ZRANGE", k, "0", "-1", "WITHSCORES"}, {"OBJECT", "ENCODING", k}} {
-					if want, have := ref.do(args...), got.do(args...); want != have {
+					if want, have := ref.Do(args...), got.Do(args...); want != have {
 						t.Errorf("%q:\nredis: %q\nshoal: %q", args, want, have)
 					}
 				}

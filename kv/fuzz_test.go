@@ -56,7 +56,7 @@ func FuzzServer(f *testing.F) {
 			}
 		}
 		probe := dialRaw(t, srv.addr)
-		if r := probe.do("PING"); r == "" || (r[0] != '+' && r[0] != '-') {
+		if r := probe.Do("PING"); r == "" || (r[0] != '+' && r[0] != '-') {
 			t.Fatalf("server unhealthy after input: PING = %q", r)
 		}
 	})
@@ -119,14 +119,14 @@ func FuzzHostileIntegers(f *testing.F) {
 			all = append(all, encodeCommand(c)...)
 		}
 		r := dialRaw(t, srv.addr)
-		r.send(all)
+		r.Send(all)
 		for _, c := range script {
-			reply, err := r.read()
+			reply, err := r.Read()
 			if err != nil {
 				t.Fatalf("%q after %q: %v (partial %q)", c, cmd, err, reply)
 			}
 		}
-		if got := dialRaw(t, srv.addr).do("PING"); got != "+PONG\r\n" {
+		if got := dialRaw(t, srv.addr).Do("PING"); got != "+PONG\r\n" {
 			t.Fatalf("server unhealthy after %q: PING = %q", cmd, got)
 		}
 	})

@@ -223,9 +223,9 @@ func TestBlockedClientDisconnects(t *testing.T) {
 	ctx := context.Background()
 	pusher := oneConn(t, srv.addr, 2)
 	raw := dialRaw(t, srv.addr)
-	raw.send(encodeCommand([]string{"BLPOP", "gone", "0"}))
+	raw.Send(encodeCommand([]string{"BLPOP", "gone", "0"}))
 	waitBlocked(t, pusher, 1)
-	raw.c.Close()
+	raw.C.Close()
 	waitBlocked(t, pusher, 0)
 	pusher.RPush(ctx, "gone", "kept")
 	if got := pusher.LRange(ctx, "gone", 0, -1).Val(); strings.Join(got, ",") != "kept" {
@@ -253,7 +253,7 @@ func TestBlockedPipelineWaits(t *testing.T) {
 	for _, cmd := range [][]string{{"BLPOP", "p", "0"}, {"SET", "after", "1"}, {"GET", "after"}, {"BLPOP", "p", "0"}, {"INCR", "n"}} {
 		batch = append(batch, encodeCommand(cmd)...)
 	}
-	raw.send(batch)
+	raw.Send(batch)
 	waitBlocked(t, pusher, 1)
 	time.Sleep(20 * time.Millisecond)
 	if err := pusher.Get(ctx, "after").Err(); err != redis.Nil {

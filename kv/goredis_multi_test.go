@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -324,20 +323,20 @@ func TestSubscriberThatDoesNotReadIsDisconnected(t *testing.T) {
 func TestClientListShowsSessions(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
 	tx, sub, other := dialRaw(t, srv.addr), dialRaw(t, srv.addr), dialRaw(t, srv.addr)
-	tx.do("CLIENT", "SETNAME", "tx")
-	sub.do("CLIENT", "SETNAME", "sub")
-	tx.do("WATCH", "k")
-	tx.do("MULTI")
-	tx.do("SET", "k", "1")
-	tx.do("GET", "k")
-	sub.send([]byte("SUBSCRIBE a b\r\nPSUBSCRIBE p*\r\nSSUBSCRIBE s\r\n"))
+	tx.Do("CLIENT", "SETNAME", "tx")
+	sub.Do("CLIENT", "SETNAME", "sub")
+	tx.Do("WATCH", "k")
+	tx.Do("MULTI")
+	tx.Do("SET", "k", "1")
+	tx.Do("GET", "k")
+	sub.Send([]byte("SUBSCRIBE a b\r\nPSUBSCRIBE p*\r\nSSUBSCRIBE s\r\n"))
 	for i := 0; i < 4; i++ {
-		if _, err := sub.read(); err != nil {
+		if _, err := sub.Read(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	other.do("SET", "k", "2") // the watcher is now dirty
-	list := other.do("CLIENT", "LIST")
+	other.Do("SET", "k", "2") // the watcher is now dirty
+	list := other.Do("CLIENT", "LIST")
 	for _, want := range []string{
 		`name=tx age=\d+ idle=\d+ flags=xd db=0 sub=0 psub=0 ssub=0 multi=2 `,
 		`name=sub age=\d+ idle=\d+ flags=P db=0 sub=2 psub=1 ssub=1 multi=-1 `,
@@ -346,21 +345,21 @@ func TestClientListShowsSessions(t *testing.T) {
 			t.Errorf("CLIENT LIST lacks %s:\n%s", want, list)
 		}
 	}
-	pubsubOnly := other.do("CLIENT", "LIST", "TYPE", "pubsub")
+	pubsubOnly := other.Do("CLIENT", "LIST", "TYPE", "pubsub")
 	if !strings.Contains(pubsubOnly, "name=sub ") || strings.Contains(pubsubOnly, "name=tx ") {
 		t.Errorf("CLIENT LIST TYPE pubsub:\n%s", pubsubOnly)
 	}
-	if r := other.do("CLIENT", "KILL", "TYPE", "pubsub"); r != ":1\r\n" {
+	if r := other.Do("CLIENT", "KILL", "TYPE", "pubsub"); r != ":1\r\n" {
 		t.Errorf("CLIENT KILL TYPE pubsub = %q", r)
 	}
-	if r := tx.do("EXEC"); r != "*-1\r\n" {
+	if r := tx.Do("EXEC"); r != "*-1\r\n" {
 		t.Errorf("EXEC after another client's write = %q", r)
 	}
 	// CLIENT KILL closes a connection of another loop through that loop,
 	// so its subscriptions end a moment later.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		info := other.do("INFO", "stats")
+		info := other.Do("INFO", "stats")
 		missing := ""
 		for _, f := range []string{"pubsub_channels:0", "pubsub_patterns:0", "pubsubshard_channels:0"} {
 			if !strings.Contains(info, f) {
@@ -374,36 +373,5 @@ func TestClientListShowsSessions(t *testing.T) {
 			t.Fatalf("INFO stats after the subscriber was killed lacks %s", missing)
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// TestWatchSeesWritesOverEveryFront: a key watched over RESP and then
-// written over the HTTP or the frame front fails the EXEC, as a RESP write
-// does.
-func TestWatchSeesWritesOverEveryFront(t *testing.T) {
-	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
-	w := dialRaw(t, f.resp)
-	c := &http.Client{Timeout: 5 * time.Second}
-	fc := dialFrame(t, f.frame)
-	writes := map[string]func(){
-		"http PUT":    func() { httpDo(t, c, "PUT", "http://"+f.http+"/kv/k", "v") },
-		"http DELETE": func() { httpDo(t, c, "DELETE", "http://"+f.http+"/kv/k", "") },
-		"http incr":   func() { httpDo(t, c, "POST", "http://"+f.http+"/kv/n/incr", "") },
-		"frame SET":   func() { fc.do(t, frameSet("k", "v")) },
-		"frame DEL":   func() { fc.do(t, frameDel("k")) },
-	}
-	for name, write := range writes {
-		w.do("SET", "k", "x")
-		key := "k"
-		if strings.Contains(name, "incr") {
-			key = "n"
-		}
-		w.do("WATCH", key)
-		write()
-		w.do("MULTI")
-		w.do("PING")
-		if r := w.do("EXEC"); r != "*-1\r\n" {
-			t.Errorf("%s of a watched key, then EXEC = %q", name, r)
-		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/shoalkv/shoal/internal/ascii"
 
 	"github.com/shoalkv/shoal/aof"
-	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
 )
@@ -37,20 +36,10 @@ type Options struct {
 	LogLevel *slog.LevelVar
 }
 
-// Compile-time checks: a typo in a hook's signature would otherwise turn
-// the hook off without a word.
-var (
-	_ eventloop.Handler         = (*Handler)(nil)
-	_ eventloop.OpenHandler     = (*Handler)(nil)
-	_ eventloop.CloseHandler    = (*Handler)(nil)
-	_ eventloop.ShutdownHandler = (*Handler)(nil)
-	_ eventloop.BootHandler     = (*Handler)(nil)
-)
-
-// Handler serves the Redis protocol on eventloop connections. It implements
-// eventloop.Handler, OpenHandler, CloseHandler, ShutdownHandler and
-// BootHandler. All
-// methods are safe for concurrent use by the loops.
+// Handler executes Redis commands against a store for the clients the
+// serving edge (package server) hands it: the edge calls OpenClient when
+// a connection opens, Serve with each read's bytes, and CloseClient when
+// it closes. All methods are safe for concurrent use by the loops.
 type Handler struct {
 	store   *store.Store
 	opts    Options
@@ -59,11 +48,11 @@ type Handler struct {
 	start   time.Time
 
 	authRequired  atomic.Bool
-	protectedMode atomic.Bool // CONFIG protected-mode; see refuseUnprotected
+	protectedMode atomic.Bool // CONFIG protected-mode; the edge reads ProtectedMode
 
-	// server is the eventloop Server h runs on (set by OnBoot), for the
-	// counters only it knows, such as connections refused over maxclients.
-	server atomic.Pointer[eventloop.Server]
+	// edge answers for the listener (set by Boot): port, maxclients,
+	// connections refused over maxclients.
+	edge atomic.Pointer[Edge]
 
 	// clock is the wall clock in unix ms, advanced every 100 ms by cron:
 	// activity times need no more, and reading the clock per request cost
@@ -78,10 +67,9 @@ type Handler struct {
 	ops              opsSampler
 	errors           errorStats
 	cmdStats         commandStats
-	metrics          metricsRegistry
 
 	// flushBytes is the reply size after which execute hands replies to the
-	// Conn mid-batch: the Server's FlushThreshold, read at OnBoot.
+	// Conn mid-batch: the edge's flush threshold, set by Boot.
 	flushBytes atomic.Int64
 
 	// aof, if set (AttachAOF, before serving), logs every write;
@@ -103,22 +91,25 @@ type Handler struct {
 	done      chan struct{}
 }
 
-// OnBoot implements eventloop.BootHandler: it records the Server h runs on,
-// whose options also say when a long batch of replies is handed over to be
-// written (FlushThreshold).
-func (h *Handler) OnBoot(s *eventloop.Server) {
-	h.flushBytes.Store(int64(s.Options().FlushThreshold))
-	h.server.Store(s)
-	h.pubsub.hardLimit.Store(int64(s.Options().OutputHardLimit))
-	// Every loop's counters (and exec gate) exist from the start, so an
-	// EXEC's stopWorld sees them all.
-	for i := 0; i < s.Options().Loops; i++ {
+// Boot tells h about the serving edge once it starts: how many loops it
+// runs (every loop's counters and exec gate exist from the start, so an
+// EXEC's stopWorld sees them all), when to hand long batches of replies
+// over, the output limit, and who answers for the listener.
+func (h *Handler) Boot(b BootInfo) {
+	if b.FlushThreshold > 0 {
+		h.flushBytes.Store(int64(b.FlushThreshold))
+	}
+	if b.Edge != nil {
+		h.edge.Store(&b.Edge)
+	}
+	h.pubsub.hardLimit.Store(int64(b.OutputHardLimit))
+	for i := 0; i < b.Loops; i++ {
 		h.cmdStats.forLoop(i)
 	}
 }
 
-// New returns a Handler serving s. Call Close (or let the eventloop call
-// OnShutdown) to stop its background sampler.
+// New returns a Handler serving s. Call Close to stop its background
+// sampler.
 func New(s *store.Store, o Options) *Handler {
 	if o.Limits == (resp.Limits{}) {
 		o.Limits = resp.DefaultLimits
@@ -130,7 +121,7 @@ func New(s *store.Store, o Options) *Handler {
 		o.Logger = slog.Default()
 	}
 	h := &Handler{store: s, opts: o, start: time.Now(), done: make(chan struct{})}
-	h.flushBytes.Store(eventloop.DefaultFlushThreshold)
+	h.flushBytes.Store(DefaultFlushThreshold)
 	h.fsyncIdle = "everysec"
 	h.aofLoadTruncated = true
 	h.rw.autoPercent.Store(100)
@@ -142,73 +133,66 @@ func New(s *store.Store, o Options) *Handler {
 }
 
 // Close stops the Handler's background work. It does not close connections
-// (the eventloop owns them) or the store.
+// (the edge owns them) or the store.
 func (h *Handler) Close() {
 	h.closeOnce.Do(func() { close(h.done) })
 }
 
-// OnShutdown implements eventloop.ShutdownHandler.
-func (h *Handler) OnShutdown() { h.Close() }
+// FlushThreshold is the reply size after which Serve hands replies to the
+// Conn mid-batch (Boot's, or DefaultFlushThreshold).
+func (h *Handler) FlushThreshold() int { return int(h.flushBytes.Load()) }
 
-// OnOpen implements eventloop.OpenHandler: it creates the client state.
-func (h *Handler) OnOpen(c *eventloop.Conn) {
-	if h.refuseUnprotected(c) {
-		return
-	}
+// Store is the keyspace h serves.
+func (h *Handler) Store() *store.Store { return h.store }
+
+// Logger is where h and its edge log.
+func (h *Handler) Logger() *slog.Logger { return h.opts.Logger }
+
+// OpenClient sets up cl for a new connection served through conn. The
+// edge calls it on the connection's loop before the first Serve.
+func (h *Handler) OpenClient(cl *Client, conn Conn, info ConnInfo) {
 	now := nowMillis()
-	cl := &client{
-		conn:        c,
+	c := &cl.c
+	*c = client{
+		conn:        conn,
 		h:           h,
 		proto:       2,
 		valueDigits: 1,
 		authed:      !h.authRequired.Load(),
 		id:          h.clients.nextID.Add(1),
-		addr:        addrString(c.RemoteAddr()),
-		laddr:       addrString(c.LocalAddr()),
-		fd:          int32(c.Fd()),
+		addr:        info.RemoteAddr,
+		laddr:       info.LocalAddr,
+		fd:          int32(info.Fd),
 		createdAt:   now,
 	}
-	cl.parser.Limits = &h.opts.Limits
-	cl.parser.Unauthenticated = !cl.authed
-	cl.stats = h.cmdStats.forLoop(c.LoopIndex())
-	cl.lastActive.Store(now)
-	cl.protoShown.Store(2)
-	c.SetContext(cl)
-	h.clients.add(cl)
+	c.parser.Limits = &h.opts.Limits
+	c.parser.Unauthenticated = !c.authed
+	c.stats = h.cmdStats.forLoop(info.Loop)
+	c.lastActive.Store(now)
+	c.protoShown.Store(2)
+	h.clients.add(c)
 	h.totalConnections.Add(1)
 }
 
-// OnClose implements eventloop.CloseHandler.
-func (h *Handler) OnClose(c *eventloop.Conn, err error) {
-	cl, ok := c.Context().(*client)
-	if !ok {
-		return
-	}
-	h.clients.remove(cl)
-	h.cancelWait(cl)
-	if s := cl.sess.Load(); s != nil {
-		h.endSession(cl, s)
-	}
-	switch {
-	case err == nil || errors.Is(err, eventloop.ErrConnClosed):
-	case errors.Is(err, eventloop.ErrOutputLimit), errors.Is(err, eventloop.ErrInboundLimit):
-		// Like Redis's "closing client that reached max query buffer
-		// length" / output buffer limit warnings: an operator wants these.
-		h.opts.Logger.Warn("client closed at a buffer limit", "id", cl.id, "addr", cl.addr, "name", cl.getName(), "err", err)
-	default:
-		h.opts.Logger.Debug("connection closed", "id", cl.id, "addr", cl.addr, "err", err)
+// CloseClient ends cl's commands when its connection has closed: it leaves
+// CLIENT LIST, its blocking wait, transaction and subscriptions end. The
+// edge calls it on the connection's loop.
+func (h *Handler) CloseClient(cl *Client) {
+	c := &cl.c
+	h.clients.remove(c)
+	h.cancelWait(c)
+	if s := c.sess.Load(); s != nil {
+		h.endSession(c, s)
 	}
 }
 
-// OnTraffic implements eventloop.Handler: it executes every complete command
-// in `in`, appending the replies to c's output buffer, and returns how many
-// bytes it consumed. A partial command is left for the next call.
-func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
-	cl, ok := c.Context().(*client)
-	if !ok {
-		// Refused by protected mode and closing: its input is dropped.
-		return len(in)
-	}
+// Serve executes every complete command in `in`, appending the replies to
+// the output buffer of cl's Conn, and returns how many bytes it consumed.
+// A partial command is left for the next call. The edge calls it on the
+// connection's loop with the bytes read (zero-copy: `in` is not kept).
+func (h *Handler) Serve(clt *Client, in []byte) int {
+	cl := &clt.c
+	c := cl.conn
 	if cl.closeAfterReply || (cl.aof != nil && cl.aof.closing) {
 		return len(in)
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -248,30 +247,21 @@ func cmdTime(_ *Handler, cl *client, _ [][]byte) {
 	cl.writeBulk(strconv.AppendInt(buf[:0], int64(now.Nanosecond()/1000), 10))
 }
 
-// listener reports what the eventloop Server h runs on was configured
-// with, for CONFIG GET and INFO: its port (the one bound, also for ":0"),
-// bind address, MaxConns (maxclients) and IdleTimeout (timeout). The
-// Server owns these; before OnBoot they are zero.
+// listener reports what the edge (Boot) listens with, for CONFIG GET and
+// INFO: its port, bind address, maxclients and idle timeout. The edge
+// owns these; before Boot they are zero.
 func (h *Handler) listener() (port int, bind string, maxClients int, idle time.Duration) {
-	s := h.server.Load()
-	if s == nil {
-		return 0, "", 0, 0
+	if e := h.edge.Load(); e != nil {
+		return (*e).Listener()
 	}
-	o := s.Options()
-	if a, ok := s.Addr().(*net.TCPAddr); ok {
-		port = a.Port
-	}
-	if host, _, err := net.SplitHostPort(o.Addr); err == nil {
-		bind = host
-	}
-	return port, bind, o.MaxConns, o.IdleTimeout
+	return 0, "", 0, 0
 }
 
-// rejectedConnections is how many connections the eventloop refused over
-// maxclients; they never reach the Handler, so only the Server counts them.
+// rejectedConnections is how many connections the edge refused over
+// maxclients; they never reach the Handler, so only the edge counts them.
 func (h *Handler) rejectedConnections() int64 {
-	if s := h.server.Load(); s != nil {
-		return s.Rejected()
+	if e := h.edge.Load(); e != nil {
+		return (*e).RejectedConnections()
 	}
 	return 0
 }

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
@@ -88,34 +87,30 @@ func TestIncompleteCommandEntryIsRefused(t *testing.T) {
 	}
 }
 
-// TestMidBatchFlushFollowsTheServer: kv hands a long batch of replies to the
-// Conn at the Server's FlushThreshold, not at a threshold of its own.
-func TestMidBatchFlushFollowsTheServer(t *testing.T) {
+// TestMidBatchFlushFollowsTheEdge: kv hands a long batch of replies to the
+// Conn at the edge's flush threshold (Boot), not at a threshold of its own;
+// before Boot at the eventloop's default.
+func TestMidBatchFlushFollowsTheEdge(t *testing.T) {
 	st := store.New(store.Options{})
 	defer st.Close()
 	h := New(st, Options{})
 	defer h.Close()
-	if got := h.flushBytes.Load(); got != eventloop.DefaultFlushThreshold {
-		t.Errorf("before OnBoot: %d, want eventloop's default %d", got, eventloop.DefaultFlushThreshold)
+	if got := h.FlushThreshold(); got != eventloop.DefaultFlushThreshold {
+		t.Errorf("before Boot: %d, want eventloop's default %d", got, eventloop.DefaultFlushThreshold)
 	}
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, FlushThreshold: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown(context.Background())
-	if got := h.flushBytes.Load(); got != 4096 {
-		t.Errorf("after OnBoot: flush at %d bytes, want the Server's FlushThreshold 4096", got)
+	h.Boot(BootInfo{Loops: 1, FlushThreshold: 4096})
+	if got := h.FlushThreshold(); got != 4096 {
+		t.Errorf("after Boot: flush at %d bytes, want the edge's 4096", got)
 	}
 }
 
-// TestClientStructFitsItsSizeClass: every connection allocates one client;
-// past 224 bytes it moves to the next allocation class (240), 16 bytes more
-// per connection at 100k connections. Grow it only on purpose.
+// TestClientStructFitsItsSizeClass: every connection allocates one
+// session in package server, a Client (this struct) and the Conn pointer;
+// past 232 bytes here the session moves from the 240-byte allocation class
+// to 256, 16 bytes more per connection at 100k connections. Grow it only
+// on purpose.
 func TestClientStructFitsItsSizeClass(t *testing.T) {
-	if n := unsafe.Sizeof(client{}); n > 224 {
-		t.Errorf("client is %d bytes, over the 224-byte size class", n)
+	if n := unsafe.Sizeof(Client{}); n > 232 {
+		t.Errorf("client is %d bytes, over 232 (the session's 240-byte size class less its Conn pointer)", n)
 	}
 }

@@ -47,7 +47,7 @@ func TestSlowReaderGetsEveryReplyInBoundedMemory(t *testing.T) {
 	})
 	value := strings.Repeat("v", 100<<10)
 	setup := dialRaw(t, srv.addr)
-	if r := setup.do("SET", "big", value); r != "+OK\r\n" {
+	if r := setup.Do("SET", "big", value); r != "+OK\r\n" {
 		t.Fatal(r)
 	}
 	c, err := net.Dial("tcp", srv.addr)
@@ -83,7 +83,7 @@ func TestSlowReaderGetsEveryReplyInBoundedMemory(t *testing.T) {
 			t.Fatalf("reply %d damaged", i)
 		}
 	}
-	if r := setup.do("PING"); r != "+PONG\r\n" {
+	if r := setup.Do("PING"); r != "+PONG\r\n" {
 		t.Fatalf("PING after the slow reader: %q", r)
 	}
 }
@@ -115,8 +115,8 @@ func TestQueryBufferLimitClosesConnection(t *testing.T) {
 func TestBulkLengthLimitIsAProtocolError(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{})
 	conn := dialRaw(t, srv.addr)
-	conn.send([]byte("*2\r\n$4\r\nPING\r\n$" + strconv.Itoa(600<<20) + "\r\n"))
-	out, err := conn.readUntilClose()
+	conn.Send([]byte("*2\r\n$4\r\nPING\r\n$" + strconv.Itoa(600<<20) + "\r\n"))
+	out, err := conn.ReadUntilClose()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,10 +131,10 @@ func TestLargeValuesAndLongPipelines(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
 	conn := dialRaw(t, srv.addr)
 	big := strings.Repeat("0123456789abcdef", 5<<16) // 5 MiB
-	if r := conn.do("SET", "big", big); r != "+OK\r\n" {
+	if r := conn.Do("SET", "big", big); r != "+OK\r\n" {
 		t.Fatal(r)
 	}
-	if r := conn.do("GET", "big"); r != "$"+strconv.Itoa(len(big))+"\r\n"+big+"\r\n" {
+	if r := conn.Do("GET", "big"); r != "$"+strconv.Itoa(len(big))+"\r\n"+big+"\r\n" {
 		t.Fatalf("GET big: %d bytes, want %d", len(r), len(big))
 	}
 	// A command with thousands of arguments, then a small one on the same
@@ -147,22 +147,22 @@ func TestLargeValuesAndLongPipelines(t *testing.T) {
 		mget = append(mget, k)
 		wantMGet += "$" + strconv.Itoa(len(strconv.Itoa(i))) + "\r\n" + strconv.Itoa(i) + "\r\n"
 	}
-	if r := conn.do(mset...); r != "+OK\r\n" {
+	if r := conn.Do(mset...); r != "+OK\r\n" {
 		t.Fatalf("MSET 1500 keys: %q", r)
 	}
-	if r := conn.do(mget...); r != wantMGet {
+	if r := conn.Do(mget...); r != wantMGet {
 		t.Fatalf("MGET 1500 keys: %.100q", r)
 	}
-	if r := conn.do("GET", "key7"); r != "$1\r\n7\r\n" {
+	if r := conn.Do("GET", "key7"); r != "$1\r\n7\r\n" {
 		t.Fatalf("GET after MGET: %q", r)
 	}
 	val := strings.Repeat("z", 10000)
-	conn.do("SET", "mid", val)
+	conn.Do("SET", "mid", val)
 	const n = 500
-	conn.send(bytes.Repeat(encodeCommand([]string{"GET", "mid"}), n))
+	conn.Send(bytes.Repeat(encodeCommand([]string{"GET", "mid"}), n))
 	want := "$10000\r\n" + val + "\r\n"
 	for i := 0; i < n; i++ {
-		r, err := conn.read()
+		r, err := conn.Read()
 		if err != nil || r != want {
 			t.Fatalf("reply %d: %v (len %d)", i, err, len(r))
 		}
@@ -179,31 +179,31 @@ func TestClientKillAcrossLoops(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		v := dialRaw(t, srv.addr)
 		victims = append(victims, v)
-		ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(v.do("CLIENT", "ID"), ":"), "\r\n"))
+		ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(v.Do("CLIENT", "ID"), ":"), "\r\n"))
 	}
 	for i, v := range victims[:3] {
-		if r := killer.do("CLIENT", "KILL", "ID", ids[i]); r != ":1\r\n" {
+		if r := killer.Do("CLIENT", "KILL", "ID", ids[i]); r != ":1\r\n" {
 			t.Fatalf("CLIENT KILL ID %s: %q", ids[i], r)
 		}
-		expectClosed(t, v.c, 5*time.Second)
+		expectClosed(t, v.C, 5*time.Second)
 	}
-	addr := victims[3].c.LocalAddr().String()
-	if r := killer.do("CLIENT", "KILL", addr); r != "+OK\r\n" {
+	addr := victims[3].C.LocalAddr().String()
+	if r := killer.Do("CLIENT", "KILL", addr); r != "+OK\r\n" {
 		t.Fatalf("CLIENT KILL %s: %q", addr, r)
 	}
-	expectClosed(t, victims[3].c, 5*time.Second)
-	addr = victims[4].c.LocalAddr().String()
-	if r := killer.do("CLIENT", "KILL", "ADDR", addr, "SKIPME", "yes"); r != ":1\r\n" {
+	expectClosed(t, victims[3].C, 5*time.Second)
+	addr = victims[4].C.LocalAddr().String()
+	if r := killer.Do("CLIENT", "KILL", "ADDR", addr, "SKIPME", "yes"); r != ":1\r\n" {
 		t.Fatalf("CLIENT KILL ADDR %s: %q", addr, r)
 	}
-	expectClosed(t, victims[4].c, 5*time.Second)
-	if r := victims[5].do("PING"); r != "+PONG\r\n" {
+	expectClosed(t, victims[4].C, 5*time.Second)
+	if r := victims[5].Do("PING"); r != "+PONG\r\n" {
 		t.Fatalf("untouched client: %q", r)
 	}
 	// Killed clients leave CLIENT LIST.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		list := killer.do("CLIENT", "LIST")
+		list := killer.Do("CLIENT", "LIST")
 		if strings.Count(list, "id=") == 2 {
 			break
 		}
@@ -213,9 +213,9 @@ func TestClientKillAcrossLoops(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// Killing oneself with the old form answers OK, then closes.
-	self := killer.c.LocalAddr().String()
-	killer.send(encodeCommand([]string{"CLIENT", "KILL", self}))
-	out, err := killer.readUntilClose()
+	self := killer.C.LocalAddr().String()
+	killer.Send(encodeCommand([]string{"CLIENT", "KILL", self}))
+	out, err := killer.ReadUntilClose()
 	if err != nil || out != "+OK\r\n" {
 		t.Fatalf("self kill: %q %v", out, err)
 	}
@@ -227,11 +227,11 @@ func TestInfoReportsStats(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{})
 	_, port, _ := net.SplitHostPort(srv.addr)
 	conn := dialRaw(t, srv.addr)
-	conn.do("SET", "a", "1")
-	conn.do("SET", "b", "2", "EX", "100")
-	conn.do("GET", "a")
-	conn.do("GET", "missing")
-	info := parseInfo(t, conn.do("INFO"))
+	conn.Do("SET", "a", "1")
+	conn.Do("SET", "b", "2", "EX", "100")
+	conn.Do("GET", "a")
+	conn.Do("GET", "missing")
+	info := parseInfo(t, conn.Do("INFO"))
 	for _, field := range []string{"redis_version", "uptime_in_seconds", "connected_clients", "used_memory",
 		"total_commands_processed", "instantaneous_ops_per_sec", "keyspace_hits", "keyspace_misses",
 		"expired_keys", "evicted_keys", "maxmemory", "used_memory_rss", "used_memory_peak", "mem_fragmentation_ratio", "tcp_port", "process_id", "total_connections_received"} {
@@ -259,16 +259,16 @@ func TestInfoReportsStats(t *testing.T) {
 	if n, _ := strconv.Atoi(info["total_commands_processed"]); n < 4 {
 		t.Errorf("total_commands_processed = %d, want >= 4", n)
 	}
-	conn.do("FOO")
-	conn.do("HELLO", "9")
-	conn.do("GET")
-	errs := parseInfo(t, conn.do("INFO", "stats", "errorstats"))
+	conn.Do("FOO")
+	conn.Do("HELLO", "9")
+	conn.Do("GET")
+	errs := parseInfo(t, conn.Do("INFO", "stats", "errorstats"))
 	for k, v := range map[string]string{"total_error_replies": "3", "errorstat_ERR": "count=2", "errorstat_NOPROTO": "count=1"} {
 		if errs[k] != v {
 			t.Errorf("INFO %s = %q, want %q", k, errs[k], v)
 		}
 	}
-	only := conn.do("INFO", "clients", "keyspace")
+	only := conn.Do("INFO", "clients", "keyspace")
 	if strings.Contains(only, "# Server") || !strings.Contains(only, "# Clients") || !strings.Contains(only, "# Keyspace") {
 		t.Errorf("INFO clients keyspace:\n%s", only)
 	}
@@ -299,51 +299,51 @@ func parseInfo(t *testing.T, reply string) map[string]string {
 func TestConfigGetGlobAndSet(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{})
 	conn := dialRaw(t, srv.addr)
-	got := conn.do("CONFIG", "GET", "maxmemory*")
+	got := conn.Do("CONFIG", "GET", "maxmemory*")
 	if got != "*4\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n" {
 		t.Errorf("CONFIG GET maxmemory*: %q", got)
 	}
-	got = conn.do("CONFIG", "GET", "save", "appendonly", "sa*")
+	got = conn.Do("CONFIG", "GET", "save", "appendonly", "sa*")
 	if got != "*4\r\n$4\r\nsave\r\n$0\r\n\r\n$10\r\nappendonly\r\n$2\r\nno\r\n" {
 		t.Errorf("CONFIG GET save appendonly: %q", got)
 	}
-	if all := conn.do("CONFIG", "GET", "*"); !strings.HasPrefix(all, "*38\r\n") { // 19 parameters, protected-mode and the aof ones included
+	if all := conn.Do("CONFIG", "GET", "*"); !strings.HasPrefix(all, "*38\r\n") { // 19 parameters, protected-mode and the aof ones included
 		t.Errorf("CONFIG GET * = %q", all)
 	}
-	if r := conn.do("CONFIG", "SET", "maxmemory", "10mb", "maxmemory-policy", "allkeys-lru"); r != "+OK\r\n" {
+	if r := conn.Do("CONFIG", "SET", "maxmemory", "10mb", "maxmemory-policy", "allkeys-lru"); r != "+OK\r\n" {
 		t.Fatal(r)
 	}
-	if r := conn.do("CONFIG", "GET", "maxmemory*"); !strings.Contains(r, "10485760") || !strings.Contains(r, "allkeys-lru") {
+	if r := conn.Do("CONFIG", "GET", "maxmemory*"); !strings.Contains(r, "10485760") || !strings.Contains(r, "allkeys-lru") {
 		t.Errorf("after SET: %q", r)
 	}
-	if r := conn.do("CONFIG", "SET", "maxmemory", "1mb", "maxmemory-policy", "bogus"); !strings.HasPrefix(r, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy')") {
+	if r := conn.Do("CONFIG", "SET", "maxmemory", "1mb", "maxmemory-policy", "bogus"); !strings.HasPrefix(r, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy')") {
 		t.Errorf("bad policy: %q", r)
 	}
-	if r := conn.do("CONFIG", "GET", "maxmemory"); !strings.Contains(r, "10485760") {
+	if r := conn.Do("CONFIG", "GET", "maxmemory"); !strings.Contains(r, "10485760") {
 		t.Errorf("a failed CONFIG SET changed maxmemory: %q", r)
 	}
-	if r := conn.do("CONFIG", "SET", "port", "1"); r != "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n" {
+	if r := conn.Do("CONFIG", "SET", "port", "1"); r != "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n" {
 		t.Errorf("immutable: %q", r)
 	}
-	if r := conn.do("CONFIG", "SET", "appendonly", "yes"); !strings.HasPrefix(r, "-ERR CONFIG SET failed (possibly related to argument 'appendonly')") {
+	if r := conn.Do("CONFIG", "SET", "appendonly", "yes"); !strings.HasPrefix(r, "-ERR CONFIG SET failed (possibly related to argument 'appendonly')") {
 		t.Errorf("appendonly yes: %q", r)
 	}
 	// requirepass at run time: this client stays authenticated, new ones must AUTH.
-	if r := conn.do("CONFIG", "SET", "requirepass", "pw"); r != "+OK\r\n" {
+	if r := conn.Do("CONFIG", "SET", "requirepass", "pw"); r != "+OK\r\n" {
 		t.Fatal(r)
 	}
-	if r := conn.do("PING"); r != "+PONG\r\n" {
+	if r := conn.Do("PING"); r != "+PONG\r\n" {
 		t.Errorf("existing client after requirepass: %q", r)
 	}
 	other := dialRaw(t, srv.addr)
-	if r := other.do("PING"); r != "-NOAUTH Authentication required.\r\n" {
+	if r := other.Do("PING"); r != "-NOAUTH Authentication required.\r\n" {
 		t.Errorf("new client: %q", r)
 	}
-	if r := other.do("AUTH", "pw"); r != "+OK\r\n" {
+	if r := other.Do("AUTH", "pw"); r != "+OK\r\n" {
 		t.Errorf("AUTH: %q", r)
 	}
-	conn.do("CONFIG", "SET", "requirepass", "")
-	if r := dialRaw(t, srv.addr).do("PING"); r != "+PONG\r\n" {
+	conn.Do("CONFIG", "SET", "requirepass", "")
+	if r := dialRaw(t, srv.addr).Do("PING"); r != "+PONG\r\n" {
 		t.Errorf("after clearing requirepass: %q", r)
 	}
 }
@@ -358,14 +358,14 @@ func TestScanVisitsEveryKey(t *testing.T) {
 	for i := 0; i < n; i++ {
 		args = append(args, "k"+strconv.Itoa(i), "v")
 	}
-	conn.do(args...)
+	conn.Do(args...)
 	seen := map[string]bool{}
 	cursor := "0"
 	for rounds := 0; ; rounds++ {
 		if rounds > n {
 			t.Fatal("SCAN did not finish")
 		}
-		rd := bufio.NewReader(strings.NewReader(conn.do("SCAN", cursor, "COUNT", "7")))
+		rd := bufio.NewReader(strings.NewReader(conn.Do("SCAN", cursor, "COUNT", "7")))
 		var lines []string
 		for {
 			line, err := rd.ReadString('\n')

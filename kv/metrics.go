@@ -1,64 +1,26 @@
 package kv
 
 import (
-	"bytes"
 	"sort"
-	"strconv"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/common/expfmt"
-
-	"github.com/shoalkv/shoal/proto/http1"
 )
 
-// /metrics: the counters the eventloop Server, the command layer and the
-// store already keep, read at scrape time by a prometheus.Collector, so
-// serving traffic costs nothing extra for them.
+// The command layer's Prometheus metrics: the counters it already keeps
+// (commands, error replies, keyspace, clients), read at scrape time by a
+// prometheus.Collector, so serving traffic costs nothing extra for them.
+// The edge (package server) adds the loops' counters and serves /metrics.
 
-var promContentType = http1.Header{Name: []byte("Content-Type"), Value: []byte(string(expfmt.NewFormat(expfmt.TypeTextPlain)))}
-
-// metricsRegistry is a Handler's Prometheus registry, made at the first
-// scrape: its own collector plus the process (RSS, CPU, descriptors) and
-// Go runtime (GC pauses, heap) collectors.
-type metricsRegistry struct {
-	once sync.Once
-	reg  *prometheus.Registry
-	mu   sync.Mutex // one scrape at a time: the encoder's buffer is shared
-	buf  bytes.Buffer
-}
-
-// MetricsCollector returns a prometheus.Collector of h's counters (the
-// loops of the eventloop Server h runs on, commands, keyspace), for a
-// program that serves its own registry; the HTTP front's /metrics serves
-// it with the process and Go runtime collectors.
+// MetricsCollector returns a prometheus.Collector of h's counters
+// (commands, error replies, keyspace, clients), for a program that serves
+// its own registry; the HTTP front's /metrics serves it with the loops',
+// process and Go runtime collectors.
 func (h *Handler) MetricsCollector() prometheus.Collector { return &kvCollector{h: h} }
 
-// appendMetrics appends the Prometheus text exposition of every metric.
-func (h *Handler) appendMetrics(dst []byte) []byte {
-	m := &h.metrics
-	m.once.Do(func() {
-		m.reg = prometheus.NewRegistry()
-		m.reg.MustRegister(h.MetricsCollector(),
-			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-			collectors.NewGoCollector())
-	})
-	families, err := m.reg.Gather()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.buf.Reset()
-	enc := expfmt.NewEncoder(&m.buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, f := range families {
-		if e := enc.Encode(f); e != nil && err == nil {
-			err = e
-		}
-	}
-	if err != nil {
-		h.opts.Logger.Warn("metrics: gathering failed in part", "err", err)
-	}
-	return append(dst, m.buf.Bytes()...)
-}
+// LoopReplies returns, by loop index, how many requests each loop answered
+// over every front: with the loop's write count, how well smart flush
+// batches.
+func (h *Handler) LoopReplies() map[int]uint64 { return h.cmdStats.perLoopReplies() }
 
 // kvCollector reads h's counters when Prometheus scrapes.
 type kvCollector struct{ h *Handler }
@@ -68,20 +30,6 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 var (
-	descLoopConns       = desc("loop_connections", "Open connections owned by the event loop.", "loop")
-	descLoopAccepted    = desc("loop_accepted_connections_total", "Connections the event loop adopted.", "loop")
-	descLoopLoad        = desc("loop_load", "The loop's recent busy fraction, as the LoadAware balancer sees it.", "loop")
-	descLoopReads       = desc("loop_reads_total", "Read system calls that returned data.", "loop")
-	descLoopReadBytes   = desc("loop_read_bytes_total", "Bytes read from client sockets.", "loop")
-	descLoopWrites      = desc("loop_writes_total", "Write system calls.", "loop")
-	descLoopWriteBytes  = desc("loop_written_bytes_total", "Bytes written to client sockets.", "loop")
-	descLoopReplies     = desc("loop_replies_total", "Requests answered on the loop, over every front.", "loop")
-	descLoopPerWrite    = desc("loop_replies_per_write", "Replies per write system call since start: how well smart flush batches pipelined replies.", "loop")
-	descLoopPauses      = desc("loop_backpressure_pauses_total", "Times a connection stopped being read because its pending output passed the high-water mark.", "loop")
-	descLoopHardLimit   = desc("loop_output_limit_closes_total", "Connections closed because their unsent output passed the hard limit (a client not reading).", "loop")
-	descLoopInbound     = desc("loop_inbound_limit_closes_total", "Connections closed because their unparsed input passed the query buffer limit.", "loop")
-	descLoopIdle        = desc("loop_idle_timeout_closes_total", "Connections closed after the idle timeout.", "loop")
-	descRejected        = desc("rejected_connections_total", "Connections refused over maxclients.")
 	descCmdCalls        = desc("commands_total", "Commands executed, by command (requests over HTTP and frames count as the Redis command that does the same).", "cmd")
 	descCmdFailed       = desc("command_failed_total", "Commands that executed and replied with an error.", "cmd")
 	descCmdRejected     = desc("command_rejected_total", "Commands refused before executing (wrong arity, NOAUTH).", "cmd")
@@ -100,9 +48,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (kvCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLoopConns, descLoopAccepted, descLoopLoad, descLoopReads, descLoopReadBytes,
-		descLoopWrites, descLoopWriteBytes, descLoopReplies, descLoopPerWrite, descLoopPauses, descLoopHardLimit,
-		descLoopInbound, descLoopIdle, descRejected, descCmdCalls, descCmdFailed, descCmdRejected, descCmdDuration,
+	for _, d := range []*prometheus.Desc{descCmdCalls, descCmdFailed, descCmdRejected, descCmdDuration,
 		descErrorReplies, descKeys, descExpires, descExpired, descEvicted, descHits, descMisses, descUsedMemory,
 		descMaxMemory, descConnectedClient} {
 		ch <- d
@@ -117,33 +63,6 @@ func (c kvCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
-	if s := h.server.Load(); s != nil {
-		replies := h.cmdStats.perLoopReplies()
-		loads := s.LoopStats()
-		for i, k := range s.Counters() {
-			loop := strconv.Itoa(i)
-			gauge(descLoopConns, float64(k.Conns), loop)
-			counter(descLoopAccepted, k.Accepted, loop)
-			if i < len(loads) {
-				gauge(descLoopLoad, loads[i].Load, loop)
-			}
-			counter(descLoopReads, k.Reads, loop)
-			counter(descLoopReadBytes, k.BytesRead, loop)
-			counter(descLoopWrites, k.Writes, loop)
-			counter(descLoopWriteBytes, k.BytesWritten, loop)
-			counter(descLoopReplies, replies[i], loop)
-			perWrite := 0.0
-			if k.Writes > 0 {
-				perWrite = float64(replies[i]) / float64(k.Writes)
-			}
-			gauge(descLoopPerWrite, perWrite, loop)
-			counter(descLoopPauses, k.Pauses, loop)
-			counter(descLoopHardLimit, k.OutputLimitCloses, loop)
-			counter(descLoopInbound, k.InboundLimitCloses, loop)
-			counter(descLoopIdle, k.IdleCloses, loop)
-		}
-		counter(descRejected, uint64(s.Rejected()))
 	}
 	bounds := make([]float64, latencyBuckets)
 	for i := range bounds {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
@@ -146,7 +145,7 @@ type pubsubRegistry struct {
 	patterns    map[string]*patternEntry
 	patternList []*patternEntry
 
-	// hardLimit is the eventloop's OutputHardLimit (OnBoot): a mailbox
+	// hardLimit is the edge's output hard limit (Boot): a mailbox
 	// past it closes its connection.
 	hardLimit atomic.Int64
 }
@@ -166,7 +165,7 @@ type subscriber struct {
 	scheduled bool       // a flush is queued on the loop
 	closed    bool       // unsubscribed from everything at close or RESET
 	overLimit bool       // the box passed the hard limit: the connection closes
-	flushFn   func(*eventloop.Conn)
+	flushFn   func()
 }
 
 // subscribed reports whether the client has any subscription: Redis's
@@ -482,7 +481,7 @@ func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byt
 	s.scheduled = true
 	s.mu.Unlock()
 	if schedule {
-		_ = s.cl.conn.Execute(s.flushFn) // fails only once the connection is closed
+		_ = s.cl.conn.Run(s.flushFn) // fails only once the connection is closed
 	}
 	return true
 }
@@ -498,7 +497,8 @@ func (s *subscriber) drainInto(cl *client) {
 }
 
 // flush runs on the subscriber's loop: it writes the mailbox to the Conn.
-func (s *subscriber) flush(c *eventloop.Conn) {
+func (s *subscriber) flush() {
+	c := s.cl.conn
 	s.mu.Lock()
 	box, over := s.box, s.overLimit
 	s.box, s.spare = s.spare[:0], nil

@@ -20,16 +20,16 @@ func TestTotalCommandsMatchesRedis(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			stay := dialRaw(t, tc.addr)
 			// The harness may have sent commands already (a readiness PING).
-			before, _ := strconv.Atoi(parseInfo(t, stay.do("INFO", "stats"))["total_commands_processed"])
+			before, _ := strconv.Atoi(parseInfo(t, stay.Do("INFO", "stats"))["total_commands_processed"])
 			gone := dialRaw(t, tc.addr)
 			for i := 0; i < 5; i++ {
-				gone.do("PING")
+				gone.Do("PING")
 			}
-			gone.c.Close()
+			gone.C.Close()
 			polls := 0
 			for deadline := time.Now().Add(5 * time.Second); ; {
 				polls++
-				if parseInfo(t, stay.do("INFO", "clients"))["connected_clients"] == "1" {
+				if parseInfo(t, stay.Do("INFO", "clients"))["connected_clients"] == "1" {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -37,11 +37,11 @@ func TestTotalCommandsMatchesRedis(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			if got, want := parseInfo(t, stay.do("INFO", "stats"))["total_commands_processed"], strconv.Itoa(before+1+5+polls); got != want {
+			if got, want := parseInfo(t, stay.Do("INFO", "stats"))["total_commands_processed"], strconv.Itoa(before+1+5+polls); got != want {
 				t.Errorf("total_commands_processed = %s, want %s (%d before, 1+%d INFO, 5 PINGs of a closed client)", got, want, before, polls)
 			}
-			stay.do("CONFIG", "RESETSTAT")
-			if got := parseInfo(t, stay.do("INFO", "stats"))["total_commands_processed"]; got != "1" {
+			stay.Do("CONFIG", "RESETSTAT")
+			if got := parseInfo(t, stay.Do("INFO", "stats"))["total_commands_processed"]; got != "1" {
 				t.Errorf("after RESETSTAT total_commands_processed = %s, want 1", got)
 			}
 		})

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/frame"
+	"github.com/shoalkv/shoal/server"
+	"github.com/shoalkv/shoal/store"
 )
 
 func TestFrontPortFlags(t *testing.T) {
@@ -101,14 +104,19 @@ func TestBinaryServesEveryFront(t *testing.T) {
 // TestFrontsBindLikeTheRESPPort: the fronts listen on --bind, in the order
 // HTTP then frames, and only when their port is set.
 func TestFrontsBindLikeTheRESPPort(t *testing.T) {
-	ls := fronts(config{bind: "::1", httpPort: 8080, framePort: 9000}, nil)
+	st := store.New(store.Options{})
+	defer st.Close()
+	k := kv.New(st, kv.Options{})
+	defer k.Close()
+	edge := server.New(k)
+	ls := fronts(config{bind: "::1", httpPort: 8080, framePort: 9000}, edge)
 	if len(ls) != 2 || ls[0].Addr != "[::1]:8080" || ls[1].Addr != "[::1]:9000" {
 		t.Fatalf("listeners %+v", ls)
 	}
-	if ls := fronts(config{bind: "0.0.0.0", framePort: 9000}, nil); len(ls) != 1 || ls[0].Addr != "0.0.0.0:9000" {
+	if ls := fronts(config{bind: "0.0.0.0", framePort: 9000}, edge); len(ls) != 1 || ls[0].Addr != "0.0.0.0:9000" {
 		t.Fatalf("frame only: %+v", ls)
 	}
-	if ls := fronts(config{bind: "127.0.0.1"}, nil); len(ls) != 0 {
+	if ls := fronts(config{bind: "127.0.0.1"}, edge); len(ls) != 0 {
 		t.Fatalf("no ports, yet %+v", ls)
 	}
 }

@@ -51,6 +51,7 @@ import (
 	"github.com/shoalkv/shoal/eventloop/gnetengine"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/frame"
+	"github.com/shoalkv/shoal/server"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -312,7 +313,8 @@ func run(cfg config) error {
 	if cfg.engine == "gnet" {
 		engine = gnetengine.Engine{}
 	}
-	srv, err := eventloop.NewServer(h, eventloop.Options{
+	edge := server.New(h)
+	srv, err := eventloop.NewServer(edge, eventloop.Options{
 		Engine:           engine,
 		Addr:             net.JoinHostPort(cfg.bind, strconv.Itoa(cfg.port)),
 		Loops:            cfg.loops,
@@ -322,7 +324,7 @@ func run(cfg config) error {
 		MaxInboundBuffer: cfg.maxQueryBuffer,
 		IdleTimeout:      cfg.idleTimeout,
 		Logger:           logger,
-		Listeners:        fronts(cfg, h),
+		Listeners:        fronts(cfg, edge),
 	})
 	if err != nil {
 		return err
@@ -374,7 +376,7 @@ func run(cfg config) error {
 
 // fronts returns the HTTP and frame listeners the flags ask for, in that
 // order, on --bind.
-func fronts(cfg config, h *kv.Handler) []eventloop.Listener {
+func fronts(cfg config, h *server.Handler) []eventloop.Listener {
 	var ls []eventloop.Listener
 	if cfg.httpPort != 0 {
 		const msg = "max number of clients reached\n"

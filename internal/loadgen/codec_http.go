@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// httpProtocol speaks the HTTP front of cmd/shoal (kv.Handler.HTTPHandler): GET and PUT
+// httpProtocol speaks the HTTP front of cmd/shoal (server.Handler.HTTPHandler): GET and PUT
 // /kv/{key}, POST /kv/{key}/incr, and GET /healthz for ping, keep-alive and pipelined.
 type httpProtocol struct{}
 

@@ -4,9 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/store"
 )
@@ -14,25 +13,8 @@ import (
 // startShoalFronts serves RESP, HTTP and frames from one in-process Shoal.
 func startShoalFronts(t *testing.T) (h *kv.Handler, st *store.Store, httpAddr, frameAddr string) {
 	t.Helper()
-	st = store.New(store.Options{})
-	h = kv.New(st, kv.Options{})
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0", Loops: 2, Listeners: []eventloop.Listener{
-		{Addr: "127.0.0.1:0", Handler: h.HTTPHandler()}, {Addr: "127.0.0.1:0", Handler: h.FrameHandler()}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		h.Close()
-		st.Close()
-	})
-	a := srv.Addrs()
-	return h, st, a[1].String(), a[2].String()
+	s := shoaltest.Start(t, shoaltest.Options{Fronts: true})
+	return s.KV, s.Store, s.HTTPAddr, s.FrameAddr
 }
 
 // TestHTTPAndFrameProtocols: -proto http and -proto frame send exactly n

@@ -1,8 +1,7 @@
-package kv
+package server
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/http1"
 	"github.com/shoalkv/shoal/store"
 )
@@ -47,17 +47,20 @@ const maxHTTPBody = store.MaxStringLen
 // The handler owns the clock its Date headers come from: it starts it in
 // OnBoot and stops it in OnShutdown.
 func (h *Handler) HTTPHandler() eventloop.Handler {
-	return &httpFront{h: h, getID: statsIDOf("get"), setID: statsIDOf("set"), delID: statsIDOf("del"), incrID: statsIDOf("incrby")}
+	return &httpFront{h: h, kv: h.kv, st: h.kv.Store(),
+		getID: kv.FrontCommandOf("get"), setID: kv.FrontCommandOf("set"), delID: kv.FrontCommandOf("del"), incrID: kv.FrontCommandOf("incrby")}
 }
 
 // httpFront is the HTTP front's Handler. One serves every connection of
 // its listener, concurrently from all loops.
 type httpFront struct {
 	h      *Handler
+	kv     *kv.Handler
+	st     *store.Store
 	date   atomic.Pointer[http1.DateClock]
 	parser atomic.Pointer[http1.Parser] // limits set in OnBoot from the Server's
 
-	getID, setID, delID, incrID int // the commands requests are counted as
+	getID, setID, delID, incrID kv.FrontCommand // the commands requests are counted as
 }
 
 var (
@@ -69,10 +72,10 @@ var (
 // httpConn is one HTTP connection's state; its loop goroutine only.
 type httpConn struct {
 	req       http1.Request
-	key       []byte // the decoded key of the current request
-	scratch   []byte // a GET's value before its head is written
-	continued bool   // 100 Continue sent for the request at the front
-	op        int    // statsID of the command the request ran, or noID
+	key       []byte          // the decoded key of the current request
+	scratch   []byte          // a GET's value before its head is written
+	continued bool            // 100 Continue sent for the request at the front
+	op        kv.FrontCommand // the command the request ran, or kv.NoCommand
 }
 
 // OnBoot implements eventloop.BootHandler: it starts the Date clock and
@@ -100,7 +103,7 @@ func (f *httpFront) OnShutdown() {
 
 // OnOpen implements eventloop.OpenHandler: protected mode, then the state.
 func (f *httpFront) OnOpen(c *eventloop.Conn) {
-	if f.h.frontRefused(c) {
+	if f.h.refused(c) {
 		msg := []byte(protectedModeText)
 		c.SetOutputBuffer(http1.AppendResponse(c.OutputBuffer(), f.date.Load(), 403, http1.Close, msg, textPlain))
 		_ = c.Close()
@@ -127,9 +130,8 @@ func (f *httpFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 		p = &http1.Parser{}
 	}
 	date := f.date.Load()
-	ls := f.h.cmdStats.forLoop(c.LoopIndex())
-	ls.gate.enter() // as RESP batches: no EXEC runs meanwhile (multi.go)
-	defer ls.gate.leave()
+	batch := f.kv.BeginFrontBatch(c.LoopIndex()) // as RESP batches: no EXEC runs meanwhile
+	defer batch.End()
 	out := c.OutputBuffer()
 	consumed := 0
 	for consumed < len(in) {
@@ -146,10 +148,10 @@ func (f *httpFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 		}
 		consumed += n
 		hc.continued = false
-		hc.op = noID
-		start, timer := len(out), ls.begin()
+		hc.op = kv.NoCommand
+		start, timer := len(out), batch.Start()
 		out = f.serve(hc, &hc.req, date, out)
-		timer.end(hc.op, httpFailed(out[start:]))
+		timer.Done(hc.op, httpFailed(out[start:]))
 		if hc.req.Close {
 			c.SetOutputBuffer(out)
 			_ = c.Close()
@@ -196,7 +198,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		}
 		return reply(200, "ok")
 	}
-	if !f.h.httpAuthorized(req) {
+	if !f.authorized(req) {
 		return http1.AppendResponse(out, date, 401, conn, headBody(req, "authentication required\n"), textPlain, authChallenge)
 	}
 	if string(path) == "/metrics" {
@@ -234,7 +236,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 	switch string(req.Method) {
 	case "GET", "HEAD":
 		hc.op = f.getID
-		val, found, err := f.h.store.Get(hc.scratch[:0], key)
+		val, found, err := f.st.Get(hc.scratch[:0], key)
 		hc.keepScratch(val)
 		switch {
 		case err != nil:
@@ -249,7 +251,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		return out
 	case "PUT":
 		hc.op = f.setID
-		if f.h.aof != nil {
+		if f.kv.Logging() {
 			return reply(503, errFrontNotLogged)
 		}
 		o := store.SetOptions{}
@@ -258,23 +260,23 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 			if !ok || secs <= 0 || secs > maxTTLSeconds {
 				return reply(400, "invalid ttl "+strconv.Quote(string(ttl))+": want whole seconds from 1 to "+strconv.FormatInt(maxTTLSeconds, 10))
 			}
-			o.ExpireAt = f.h.now() + secs*1000
+			o.ExpireAt = f.st.Now() + secs*1000
 		}
-		if _, _, _, err := f.h.store.Set(nil, key, req.Body, o); err != nil {
+		if _, _, _, err := f.st.Set(nil, key, req.Body, o); err != nil {
 			return reply(storeErrorStatus(err), err.Error())
 		}
-		f.h.touchKey(key)
+		f.kv.Touch(key)
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	case "DELETE":
 		hc.op = f.delID
-		if f.h.aof != nil {
+		if f.kv.Logging() {
 			return reply(503, errFrontNotLogged)
 		}
 		one := [1][]byte{key}
-		if f.h.store.Del(one[:]) == 0 {
+		if f.st.Del(one[:]) == 0 {
 			return reply(404, "no such key")
 		}
-		f.h.touchKey(key)
+		f.kv.Touch(key)
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	}
 	return appendNotAllowed(out, date, conn, req, "GET, HEAD, PUT, DELETE")
@@ -299,14 +301,14 @@ func (f *httpFront) incr(key, query []byte, req *http1.Request, date *http1.Date
 		}
 		by = n
 	}
-	if f.h.aof != nil {
+	if f.kv.Logging() {
 		return appendHTTPText(out, date, 503, conn, req, errFrontNotLogged)
 	}
-	n, err := f.h.store.IncrBy(key, by)
+	n, err := f.st.IncrBy(key, by)
 	if err != nil {
 		return appendHTTPText(out, date, storeErrorStatus(err), conn, req, err.Error())
 	}
-	f.h.touchKey(key)
+	f.kv.Touch(key)
 	var num [20]byte
 	return http1.AppendResponse(out, date, 200, conn, strconv.AppendInt(num[:0], n, 10), textPlain)
 }
@@ -430,17 +432,13 @@ func percentDecode(dst, s []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// httpAuthorized reports whether req may use the keyspace: no password is
+// authorized reports whether req may use the keyspace: no password is
 // required, or its Authorization header carries the password as a Bearer
 // token or as the password of Basic credentials (any user name, as AUTH
 // with a single argument). Checked per request: CONFIG SET requirepass on
 // the RESP side applies at once.
-func (h *Handler) httpAuthorized(req *http1.Request) bool {
-	if !h.authRequired.Load() {
-		return true
-	}
-	want := h.cfg.requirePass()
-	if want == "" {
+func (f *httpFront) authorized(req *http1.Request) bool {
+	if !f.kv.AuthRequired() {
 		return true
 	}
 	auth := req.Header("authorization")
@@ -448,7 +446,7 @@ func (h *Handler) httpAuthorized(req *http1.Request) bool {
 	cred = bytes.TrimLeft(cred, " ")
 	switch {
 	case ascii.EqualFold(scheme, "bearer"):
-		return subtle.ConstantTimeCompare(cred, []byte(want)) == 1
+		return f.kv.PasswordMatches(cred)
 	case ascii.EqualFold(scheme, "basic"):
 		var buf [512]byte
 		if base64.StdEncoding.DecodedLen(len(cred)) > len(buf) {
@@ -459,7 +457,7 @@ func (h *Handler) httpAuthorized(req *http1.Request) bool {
 			return false
 		}
 		_, pass, ok := bytes.Cut(buf[:n], []byte(":"))
-		return ok && subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+		return ok && f.kv.PasswordMatches(pass)
 	}
 	return false
 }

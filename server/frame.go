@@ -1,9 +1,10 @@
-package kv
+package server
 
 import (
 	"encoding/binary"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/frame"
 	"github.com/shoalkv/shoal/store"
 )
@@ -26,9 +27,9 @@ const errFrameNoAuth = "NOAUTH a password is set (requirepass) and the frame pro
 // ERROR starting with NOAUTH and is closed. Protected mode refuses other
 // hosts as RESP does, with its text in an ERROR.
 func (h *Handler) FrameHandler() eventloop.Handler {
-	f := &frameFront{h: h}
-	f.ids[frame.OpGet], f.ids[frame.OpSet] = statsIDOf("get"), statsIDOf("set")
-	f.ids[frame.OpDel], f.ids[frame.OpPing] = statsIDOf("del"), statsIDOf("ping")
+	f := &frameFront{h: h, kv: h.kv, st: h.kv.Store()}
+	f.ids[frame.OpGet], f.ids[frame.OpSet] = kv.FrontCommandOf("get"), kv.FrontCommandOf("set")
+	f.ids[frame.OpDel], f.ids[frame.OpPing] = kv.FrontCommandOf("del"), kv.FrontCommandOf("ping")
 	return f
 }
 
@@ -36,8 +37,10 @@ func (h *Handler) FrameHandler() eventloop.Handler {
 // its listener; it keeps no per-connection state.
 type frameFront struct {
 	h   *Handler
+	kv  *kv.Handler
+	st  *store.Store
 	dec frame.Decoder
-	ids [frame.OpPing + 1]int // the command each opcode is counted as
+	ids [frame.OpPing + 1]kv.FrontCommand // the command each opcode is counted as
 }
 
 var _ eventloop.OpenHandler = (*frameFront)(nil)
@@ -45,9 +48,9 @@ var _ eventloop.OpenHandler = (*frameFront)(nil)
 // OnOpen implements eventloop.OpenHandler: protected mode and the password.
 func (f *frameFront) OnOpen(c *eventloop.Conn) {
 	switch {
-	case f.h.frontRefused(c):
+	case f.h.refused(c):
 		c.SetOutputBuffer(frame.AppendErrorResponse(c.OutputBuffer(), protectedModeText))
-	case f.h.authRequired.Load():
+	case f.kv.AuthRequired():
 		c.SetOutputBuffer(frame.AppendErrorResponse(c.OutputBuffer(), errFrameNoAuth))
 	default:
 		return
@@ -65,9 +68,8 @@ func (f *frameFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 	if c.Context() != nil { // refused in OnOpen, closing
 		return len(in)
 	}
-	ls := f.h.cmdStats.forLoop(c.LoopIndex())
-	ls.gate.enter() // as RESP batches: no EXEC runs meanwhile (multi.go)
-	defer ls.gate.leave()
+	batch := f.kv.BeginFrontBatch(c.LoopIndex()) // as RESP batches: no EXEC runs meanwhile
+	defer batch.End()
 	out := c.OutputBuffer()
 	consumed := 0
 	var req frame.Request
@@ -81,15 +83,15 @@ func (f *frameFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 			_ = c.Close()
 			return len(in)
 		}
-		if f.h.authRequired.Load() { // set by CONFIG SET since the connection opened
+		if f.kv.AuthRequired() { // set by CONFIG SET since the connection opened
 			c.SetOutputBuffer(frame.AppendErrorResponse(out, errFrameNoAuth))
 			_ = c.Close()
 			return len(in)
 		}
 		consumed += n
-		start, timer := len(out), ls.begin()
+		start, timer := len(out), batch.Start()
 		out = f.serve(&req, out)
-		timer.end(f.ids[req.Op], out[start] == byte(frame.StatusError))
+		timer.Done(f.ids[req.Op], out[start] == byte(frame.StatusError))
 		if len(out) >= int(f.h.flushBytes.Load()) {
 			c.SetOutputBuffer(out)
 			if c.Flush() != nil {
@@ -107,14 +109,14 @@ func (f *frameFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 
 // serve appends the response to one request.
 func (f *frameFront) serve(req *frame.Request, out []byte) []byte {
-	if f.h.aof != nil && (req.Op == frame.OpSet || req.Op == frame.OpDel) {
+	if f.kv.Logging() && (req.Op == frame.OpSet || req.Op == frame.OpDel) {
 		return frame.AppendErrorResponse(out, errFrontNotLogged)
 	}
 	switch req.Op {
 	case frame.OpGet:
 		start := len(out)
 		out = append(out, byte(frame.StatusOK), 0, 0, 0, 0)
-		val, found, err := f.h.store.Get(out, req.Key)
+		val, found, err := f.st.Get(out, req.Key)
 		switch {
 		case err != nil:
 			return frame.AppendErrorResponse(out[:start], err.Error())
@@ -126,17 +128,17 @@ func (f *frameFront) serve(req *frame.Request, out []byte) []byte {
 		binary.BigEndian.PutUint32(val[start+1:], uint32(len(val)-start-frame.ResponseHeaderLen))
 		return val
 	case frame.OpSet:
-		if _, _, _, err := f.h.store.Set(nil, req.Key, req.Value, store.SetOptions{}); err != nil {
+		if _, _, _, err := f.st.Set(nil, req.Key, req.Value, store.SetOptions{}); err != nil {
 			return frame.AppendErrorResponse(out, err.Error())
 		}
-		f.h.touchKey(req.Key)
+		f.kv.Touch(req.Key)
 		return append(out, byte(frame.StatusOK), 0, 0, 0, 0)
 	case frame.OpDel:
 		one := [1][]byte{req.Key}
-		if f.h.store.Del(one[:]) == 0 {
+		if f.st.Del(one[:]) == 0 {
 			return append(out, byte(frame.StatusNotFound), 0, 0, 0, 0)
 		}
-		f.h.touchKey(req.Key)
+		f.kv.Touch(req.Key)
 		return append(out, byte(frame.StatusOK), 0, 0, 0, 0)
 	}
 	out, _ = frame.AppendResponse(out, frame.StatusOK, req.Value) // PING; the decoder bounds the value

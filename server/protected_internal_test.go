@@ -1,8 +1,9 @@
-package kv
+package server
 
 import (
 	"net"
 	"testing"
+	"unsafe"
 )
 
 func TestPeerIsLocal(t *testing.T) {
@@ -25,5 +26,15 @@ func TestPeerIsLocal(t *testing.T) {
 		if got := peerIsLocal(tc.addr); got != tc.want {
 			t.Errorf("peerIsLocal(%v) = %v, want %v", tc.addr, got, tc.want)
 		}
+	}
+}
+
+// TestSessionFitsItsSizeClass: every RESP connection allocates one
+// session (the kv.Client and its Conn pointer); past 240 bytes it moves to
+// the 256-byte allocation class, 16 bytes more per connection at 100k
+// connections. Grow it only on purpose.
+func TestSessionFitsItsSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(session{}); n > 240 {
+		t.Errorf("session is %d bytes, over the 240-byte size class", n)
 	}
 }

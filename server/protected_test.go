@@ -1,4 +1,4 @@
-package kv_test
+package server_test
 
 import (
 	"bufio"
@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
-	"github.com/shoalkv/shoal/store"
 )
 
 // remoteAddress gives the loopback interface an extra, non-loopback
@@ -95,13 +95,13 @@ func TestProtectedModeConfig(t *testing.T) {
 	addr := startShoalOn(t, "0.0.0.0:0", kv.Options{})
 	_, port, _ := net.SplitHostPort(addr)
 	admin := dialRaw(t, "127.0.0.1:"+port)
-	if r := admin.do("CONFIG", "GET", "protected-mode"); r != "*2\r\n$14\r\nprotected-mode\r\n$3\r\nyes\r\n" {
+	if r := admin.Do("CONFIG", "GET", "protected-mode"); r != "*2\r\n$14\r\nprotected-mode\r\n$3\r\nyes\r\n" {
 		t.Fatalf("CONFIG GET: %q", r)
 	}
-	if r := admin.do("CONFIG", "SET", "protected-mode", "maybe"); !strings.Contains(r, "argument must be 'yes' or 'no'") {
+	if r := admin.Do("CONFIG", "SET", "protected-mode", "maybe"); !strings.Contains(r, "argument must be 'yes' or 'no'") {
 		t.Fatalf("CONFIG SET maybe: %q", r)
 	}
-	if r := admin.do("CONFIG", "SET", "protected-mode", "no"); r != "+OK\r\n" {
+	if r := admin.Do("CONFIG", "SET", "protected-mode", "no"); r != "+OK\r\n" {
 		t.Fatalf("CONFIG SET no: %q", r)
 	}
 	if got := exchangeFrom(t, remote, addr); got != "+PONG\r\n" {
@@ -118,17 +118,5 @@ func startRedisOn(t *testing.T, bind string, extra ...string) string {
 
 func startShoalOn(t *testing.T, addr string, o kv.Options) string {
 	t.Helper()
-	st := store.New(store.Options{})
-	t.Cleanup(st.Close)
-	h := kv.New(st, o)
-	t.Cleanup(h.Close)
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: addr, Loops: 1, Engine: testEngine(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(t.Context()) })
-	return srv.Addr().String()
+	return shoaltest.Start(t, shoaltest.Options{KV: o, Loop: eventloop.Options{Addr: addr, Loops: 1}}).Addr
 }

@@ -1,4 +1,4 @@
-package kv_test
+package server_test
 
 import (
 	"bufio"

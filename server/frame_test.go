@@ -1,4 +1,4 @@
-package kv_test
+package server_test
 
 import (
 	"bufio"
@@ -205,7 +205,7 @@ func TestFrameRefusesWithRequirePass(t *testing.T) {
 	if st, _ := fc.do(t, frameSet("k", "v")); st != frame.StatusOK {
 		t.Fatal("SET without a password")
 	}
-	if r := dialRaw(t, open.resp).do("CONFIG", "SET", "requirepass", "pw"); r != "+OK\r\n" {
+	if r := dialRaw(t, open.resp).Do("CONFIG", "SET", "requirepass", "pw"); r != "+OK\r\n" {
 		t.Fatal(r)
 	}
 	fc.c.Write(frameGet("k"))
@@ -252,7 +252,7 @@ func TestFrontsProtectedMode(t *testing.T) {
 	}
 
 	// With protected-mode no, the remote client is served.
-	dialRaw(t, "127.0.0.1:"+portOf(f.resp)).do("CONFIG", "SET", "protected-mode", "no")
+	dialRaw(t, "127.0.0.1:"+portOf(f.resp)).Do("CONFIG", "SET", "protected-mode", "no")
 	c = dialFrom(local(f, f.http))
 	io.WriteString(c, "GET /kv/k HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
 	all, _ = io.ReadAll(c)

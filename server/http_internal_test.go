@@ -1,4 +1,4 @@
-package kv
+package server
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -16,8 +17,9 @@ import (
 func TestHTTPDateClockStopsWithTheServer(t *testing.T) {
 	st := store.New(store.Options{})
 	defer st.Close()
-	h := New(st, Options{})
-	defer h.Close()
+	k := kv.New(st, kv.Options{})
+	defer k.Close()
+	h := New(k)
 	front := h.HTTPHandler().(*httpFront)
 	if front.date.Load() != nil {
 		t.Fatal("a clock runs before the server starts")

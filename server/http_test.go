@@ -1,4 +1,4 @@
-package kv_test
+package server_test
 
 import (
 	"bufio"
@@ -467,8 +467,8 @@ func TestHTTPRequirePass(t *testing.T) {
 	}
 	// CONFIG SET requirepass over RESP applies to HTTP at once.
 	admin := dialRaw(t, f.resp)
-	admin.do("AUTH", "s3cret")
-	if r := admin.do("CONFIG", "SET", "requirepass", "new"); r != "+OK\r\n" {
+	admin.Do("AUTH", "s3cret")
+	if r := admin.Do("CONFIG", "SET", "requirepass", "new"); r != "+OK\r\n" {
 		t.Fatal(r)
 	}
 	if resp, _ := httpDo(t, c, "GET", base+"/kv/secret-key", "", "Authorization", "Bearer s3cret"); resp.StatusCode != 401 {
@@ -477,7 +477,7 @@ func TestHTTPRequirePass(t *testing.T) {
 	if resp, _ := httpDo(t, c, "GET", base+"/kv/secret-key", "", "Authorization", "Bearer new"); resp.StatusCode != 200 {
 		t.Fatalf("new password: %d", resp.StatusCode)
 	}
-	admin.do("CONFIG", "SET", "requirepass", "")
+	admin.Do("CONFIG", "SET", "requirepass", "")
 	if resp, _ := httpDo(t, c, "GET", base+"/kv/secret-key", ""); resp.StatusCode != 200 {
 		t.Fatalf("no password after requirepass was cleared: %d", resp.StatusCode)
 	}

@@ -1,4 +1,4 @@
-package kv_test
+package server_test
 
 import (
 	"net/http"
@@ -26,7 +26,7 @@ func TestFrontsRefuseWritesTheAOFWouldMiss(t *testing.T) {
 	// The file is attached before the server starts, as AttachAOF requires.
 	f := startFronts(t, kv.Options{}, eventloop.Options{}, "", func(h *kv.Handler) { h.AttachAOF(w, true) })
 	resp := dialRaw(t, f.resp)
-	if r := resp.do("SET", "k", "logged"); r != "+OK\r\n" {
+	if r := resp.Do("SET", "k", "logged"); r != "+OK\r\n" {
 		t.Fatalf("SET over RESP = %q", r)
 	}
 
@@ -53,7 +53,7 @@ func TestFrontsRefuseWritesTheAOFWouldMiss(t *testing.T) {
 			t.Errorf("frame write: %v %q %v, want an ERROR naming the append-only file", st, msg, err)
 		}
 	}
-	if r := resp.do("GET", "k"); r != "$6\r\nlogged\r\n" {
+	if r := resp.Do("GET", "k"); r != "$6\r\nlogged\r\n" {
 		t.Errorf("after the refused writes GET = %q, want the RESP write unchanged", r)
 	}
 }

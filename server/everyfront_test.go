@@ -1,4 +1,4 @@
-package kv_test
+package server_test
 
 import (
 	"net/http"
@@ -12,20 +12,8 @@ import (
 	"github.com/shoalkv/shoal/kv"
 )
 
-// cmdstat parses one cmdstat_<name> line of INFO commandstats.
-func cmdstat(t *testing.T, info, name string) map[string]float64 {
-	t.Helper()
-	m := regexp.MustCompile(`(?m)^cmdstat_` + regexp.QuoteMeta(name) + `:(.*)\r$`).FindStringSubmatch(info)
-	if m == nil {
-		t.Fatalf("no cmdstat_%s in %q", name, info)
-	}
-	out := map[string]float64{}
-	for _, kv := range strings.Split(m[1], ",") {
-		k, v, _ := strings.Cut(kv, "=")
-		out[k], _ = strconv.ParseFloat(v, 64)
-	}
-	return out
-}
+// What the fronts share with RESP through the command layer: its counters
+// and WATCH.
 
 // TestInfoCommandStatsCountEveryFront: calls, failed and rejected calls
 // per command, from RESP and from the fronts, and latency percentiles;
@@ -33,13 +21,13 @@ func cmdstat(t *testing.T, info, name string) map[string]float64 {
 func TestInfoCommandStatsCountEveryFront(t *testing.T) {
 	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
 	r := dialRaw(t, f.resp)
-	r.do("SET", "a", "x")
+	r.Do("SET", "a", "x")
 	for i := 0; i < 40; i++ {
-		r.do("GET", "a")
+		r.Do("GET", "a")
 	}
-	r.do("INCR", "a") // failed: not an integer
-	r.do("GET")       // rejected: arity
-	r.do("GET", "a", "b")
+	r.Do("INCR", "a") // failed: not an integer
+	r.Do("GET")       // rejected: arity
+	r.Do("GET", "a", "b")
 	c := &http.Client{Timeout: 5 * time.Second}
 	for i := 0; i < 10; i++ {
 		httpDo(t, c, "GET", "http://"+f.http+"/kv/a", "")
@@ -50,7 +38,7 @@ func TestInfoCommandStatsCountEveryFront(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		fc.do(t, frameGet("a"))
 	}
-	info := r.do("INFO", "commandstats")
+	info := r.Do("INFO", "commandstats")
 	get := cmdstat(t, info, "get")
 	if get["calls"] != 55 || get["rejected_calls"] != 2 || get["failed_calls"] != 0 {
 		t.Fatalf("cmdstat_get %v: want 40 RESP + 10 HTTP + 5 frame calls, 2 rejected", get)
@@ -64,7 +52,7 @@ func TestInfoCommandStatsCountEveryFront(t *testing.T) {
 	if incrby := cmdstat(t, info, "incrby"); incrby["calls"] != 1 || incrby["failed_calls"] != 1 {
 		t.Fatalf("cmdstat_incrby (the HTTP incr) %v", incrby)
 	}
-	lat := r.do("INFO", "latencystats")
+	lat := r.Do("INFO", "latencystats")
 	m := regexp.MustCompile(`latency_percentiles_usec_get:p50=([0-9.]+),p99=([0-9.]+),p99.9=([0-9.]+)`).FindStringSubmatch(lat)
 	if m == nil {
 		t.Fatalf("no GET latency in %q", lat)
@@ -74,8 +62,39 @@ func TestInfoCommandStatsCountEveryFront(t *testing.T) {
 	if p50 <= 0 || p999 < p50 {
 		t.Fatalf("GET percentiles p50 %v p99.9 %v", p50, p999)
 	}
-	r.do("CONFIG", "RESETSTAT")
-	if info := r.do("INFO", "commandstats"); strings.Contains(info, "cmdstat_get:") {
+	r.Do("CONFIG", "RESETSTAT")
+	if info := r.Do("INFO", "commandstats"); strings.Contains(info, "cmdstat_get:") {
 		t.Fatalf("after RESETSTAT: %q", info)
+	}
+}
+
+// TestWatchSeesWritesOverEveryFront: a key watched over RESP and then
+// written over the HTTP or the frame front fails the EXEC, as a RESP write
+// does.
+func TestWatchSeesWritesOverEveryFront(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	w := dialRaw(t, f.resp)
+	c := &http.Client{Timeout: 5 * time.Second}
+	fc := dialFrame(t, f.frame)
+	writes := map[string]func(){
+		"http PUT":    func() { httpDo(t, c, "PUT", "http://"+f.http+"/kv/k", "v") },
+		"http DELETE": func() { httpDo(t, c, "DELETE", "http://"+f.http+"/kv/k", "") },
+		"http incr":   func() { httpDo(t, c, "POST", "http://"+f.http+"/kv/n/incr", "") },
+		"frame SET":   func() { fc.do(t, frameSet("k", "v")) },
+		"frame DEL":   func() { fc.do(t, frameDel("k")) },
+	}
+	for name, write := range writes {
+		w.Do("SET", "k", "x")
+		key := "k"
+		if strings.Contains(name, "incr") {
+			key = "n"
+		}
+		w.Do("WATCH", key)
+		write()
+		w.Do("MULTI")
+		w.Do("PING")
+		if r := w.Do("EXEC"); r != "*-1\r\n" {
+			t.Errorf("%s of a watched key, then EXEC = %q", name, r)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package kv_test
+package server_test
 
 import (
 	"bytes"
@@ -90,16 +90,16 @@ func TestMetricsPassPromtool(t *testing.T) {
 	tool := promtool(t)
 	f := startFronts(t, kv.Options{}, eventloop.Options{IdleTimeout: time.Minute}, "")
 	r := dialRaw(t, f.resp)
-	r.do("SET", "a", "1")
-	r.do("SET", "b", "2", "EX", "100")
+	r.Do("SET", "a", "1")
+	r.Do("SET", "b", "2", "EX", "100")
 	for i := 0; i < 32; i++ {
-		r.do("GET", "a")
+		r.Do("GET", "a")
 	}
-	r.do("GET", "missing")
-	r.do("LPUSH-NOT-A-COMMAND")
-	r.do("INCR", "nonint-"+strings.Repeat("x", 1))
-	r.do("SET", "c", "x")
-	r.do("INCR", "c") // failed
+	r.Do("GET", "missing")
+	r.Do("LPUSH-NOT-A-COMMAND")
+	r.Do("INCR", "nonint-"+strings.Repeat("x", 1))
+	r.Do("SET", "c", "x")
+	r.Do("INCR", "c") // failed
 	fc := dialFrame(t, f.frame)
 	fc.do(t, frameGet("a"))
 

@@ -1,4 +1,4 @@
-package kv_test
+package server_test
 
 import (
 	"bufio"
@@ -8,16 +8,17 @@ import (
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
+	"github.com/shoalkv/shoal/server"
 	"github.com/shoalkv/shoal/store"
 )
 
 // Example embeds the Redis-compatible server in a program: a store, the kv
-// Handler, and an eventloop server on a loopback port.
+// Handler behind the serving edge, and an eventloop server on a loopback port.
 func Example() {
 	st := store.New(store.Options{})
 	defer st.Close()
 	h := kv.New(st, kv.Options{})
-	srv, err := eventloop.NewServer(h, eventloop.Options{Addr: "127.0.0.1:0"})
+	srv, err := eventloop.NewServer(server.New(h), eventloop.Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		panic(err)
 	}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
+)
+
+// Compile-time checks: a typo in a hook's signature would otherwise turn
+// the hook off without a word.
+var (
+	_ eventloop.Handler         = (*Handler)(nil)
+	_ eventloop.OpenHandler     = (*Handler)(nil)
+	_ eventloop.CloseHandler    = (*Handler)(nil)
+	_ eventloop.ShutdownHandler = (*Handler)(nil)
+	_ eventloop.BootHandler     = (*Handler)(nil)
+	_ kv.Conn                   = (*session)(nil)
+	_ kv.Edge                   = (*Handler)(nil)
+)
+
+// Handler serves the Redis protocol on eventloop connections: it is the
+// edge between the loops, which own the sockets, and a kv.Handler, which
+// executes the commands. It implements eventloop.Handler, OpenHandler,
+// CloseHandler, ShutdownHandler and BootHandler; its HTTPHandler and
+// FrameHandler serve the same keyspace on other listeners of the same
+// eventloop.Server. All methods are safe for concurrent use by the loops.
+type Handler struct {
+	kv  *kv.Handler
+	log *slog.Logger
+
+	// server is the eventloop Server h runs on (set by OnBoot), for what
+	// only it knows: the port bound, maxclients, connections refused.
+	server atomic.Pointer[eventloop.Server]
+	// flushBytes is the Server's FlushThreshold, read by the fronts.
+	flushBytes atomic.Int64
+
+	metrics metricsRegistry
+}
+
+// New returns the edge serving k's commands. Closing k (kv.Handler.Close)
+// stays the caller's: the edge's OnShutdown does it.
+func New(k *kv.Handler) *Handler {
+	h := &Handler{kv: k, log: k.Logger()}
+	h.flushBytes.Store(eventloop.DefaultFlushThreshold)
+	return h
+}
+
+// KV is the command layer h serves.
+func (h *Handler) KV() *kv.Handler { return h.kv }
+
+// session is one RESP connection: the command layer's client state and the
+// Conn it is served on, one allocation. It implements kv.Conn.
+type session struct {
+	kv.Client
+	c *eventloop.Conn
+}
+
+func (s *session) OutputBuffer() []byte        { return s.c.OutputBuffer() }
+func (s *session) SetOutputBuffer(b []byte)    { s.c.SetOutputBuffer(b) }
+func (s *session) Write(p []byte) (int, error) { return s.c.Write(p) }
+func (s *session) Flush() error                { return s.c.Flush() }
+func (s *session) OutputFull() bool            { return s.c.OutputFull() }
+func (s *session) Close() error                { return s.c.Close() }
+func (s *session) Resume()                     { s.c.Resume() }
+func (s *session) Reserve() error              { return s.c.Reserve() }
+
+func (s *session) Run(fn func()) error {
+	return s.c.Execute(func(*eventloop.Conn) { fn() })
+}
+
+func (s *session) RunReserved(fn func()) error {
+	return s.c.ExecuteReserved(func(*eventloop.Conn) { fn() })
+}
+
+// OnBoot implements eventloop.BootHandler: it tells the command layer how
+// many loops there are, when a long batch of replies is handed over to be
+// written (FlushThreshold) and the output limit, and answers for the
+// listener from then on.
+func (h *Handler) OnBoot(s *eventloop.Server) {
+	h.server.Store(s)
+	o := s.Options()
+	h.flushBytes.Store(int64(o.FlushThreshold))
+	h.kv.Boot(kv.BootInfo{Loops: o.Loops, FlushThreshold: o.FlushThreshold, OutputHardLimit: o.OutputHardLimit, Edge: h})
+}
+
+// OnShutdown implements eventloop.ShutdownHandler: the command layer's
+// background work stops.
+func (h *Handler) OnShutdown() { h.kv.Close() }
+
+// OnOpen implements eventloop.OpenHandler: protected mode, then the
+// client's state.
+func (h *Handler) OnOpen(c *eventloop.Conn) {
+	if h.refuseUnprotected(c) {
+		return
+	}
+	s := &session{c: c}
+	h.kv.OpenClient(&s.Client, s, kv.ConnInfo{
+		RemoteAddr: addrString(c.RemoteAddr()),
+		LocalAddr:  addrString(c.LocalAddr()),
+		Fd:         c.Fd(),
+		Loop:       c.LoopIndex(),
+	})
+	c.SetContext(s)
+}
+
+// OnTraffic implements eventloop.Handler: the command layer executes every
+// complete command in `in` and appends the replies to c's output buffer.
+func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
+	s, ok := c.Context().(*session)
+	if !ok {
+		// Refused by protected mode and closing: its input is dropped.
+		return len(in)
+	}
+	return h.kv.Serve(&s.Client, in)
+}
+
+// OnClose implements eventloop.CloseHandler: the client's commands end,
+// and a close at a buffer limit is logged, as Redis logs "closing client
+// that reached max query buffer length" and output buffer limits.
+func (h *Handler) OnClose(c *eventloop.Conn, err error) {
+	s, ok := c.Context().(*session)
+	if !ok {
+		return
+	}
+	h.kv.CloseClient(&s.Client)
+	cl := &s.Client
+	switch {
+	case err == nil || errors.Is(err, eventloop.ErrConnClosed):
+	case errors.Is(err, eventloop.ErrOutputLimit), errors.Is(err, eventloop.ErrInboundLimit):
+		h.log.Warn("client closed at a buffer limit", "id", cl.ID(), "addr", cl.Addr(), "name", cl.Name(), "err", err)
+	default:
+		h.log.Debug("connection closed", "id", cl.ID(), "addr", cl.Addr(), "err", err)
+	}
+}
+
+// Listener implements kv.Edge: what the Server h runs on was configured
+// with, for CONFIG GET and INFO. Before OnBoot it is all zero.
+func (h *Handler) Listener() (port int, bind string, maxClients int, idle time.Duration) {
+	s := h.server.Load()
+	if s == nil {
+		return 0, "", 0, 0
+	}
+	o := s.Options()
+	if a, ok := s.Addr().(*net.TCPAddr); ok {
+		port = a.Port
+	}
+	if host, _, err := net.SplitHostPort(o.Addr); err == nil {
+		bind = host
+	}
+	return port, bind, o.MaxConns, o.IdleTimeout
+}
+
+// RejectedConnections implements kv.Edge: connections the Server refused
+// over maxclients.
+func (h *Handler) RejectedConnections() int64 {
+	if s := h.server.Load(); s != nil {
+		return s.Rejected()
+	}
+	return 0
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
