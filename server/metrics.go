@@ -9,18 +9,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
+
 	"github.com/shoalkv/shoal/proto/http1"
 )
 
 // /metrics: the counters the eventloop Server, the command layer and the
-// store already keep, read at scrape time by prometheus.Collectors, so
-// serving traffic costs nothing extra for them. The command layer's
-// collector is kv.Handler.MetricsCollector; the loops' is here.
+// store already keep, read at scrape time by one prometheus.Collector, so
+// serving traffic costs nothing extra for them.
 
 var promContentType = http1.Header{Name: []byte("Content-Type"), Value: []byte(string(expfmt.NewFormat(expfmt.TypeTextPlain)))}
 
 // metricsRegistry is the edge's Prometheus registry, made at the first
-// scrape: the loops' and the command layer's collectors plus the process
+// scrape: the edge's collector plus the process
 // (RSS, CPU, descriptors) and Go runtime (GC pauses, heap) collectors.
 type metricsRegistry struct {
 	once sync.Once
@@ -29,19 +31,21 @@ type metricsRegistry struct {
 	buf  bytes.Buffer
 }
 
-// MetricsCollector returns a prometheus.Collector of the event loops'
-// counters (connections, bytes, system calls, replies per write,
-// backpressure and limit closes, connections refused), for a program that
-// serves its own registry beside kv.Handler.MetricsCollector; the HTTP
-// front's /metrics serves both with the process and Go runtime collectors.
-func (h *Handler) MetricsCollector() prometheus.Collector { return loopCollector{h: h} }
+// MetricsCollector returns a prometheus.Collector of the counters the
+// event loops (connections, bytes, system calls, replies per write,
+// backpressure and limit closes, connections refused), the command layer
+// (calls, failures, rejections and sampled latency per command, error
+// replies, clients) and the store (keys, expiries, evictions, memory)
+// keep, for a program that serves its own registry; the HTTP front's
+// /metrics serves it with the process and Go runtime collectors.
+func (h *Handler) MetricsCollector() prometheus.Collector { return collector{h: h} }
 
 // appendMetrics appends the Prometheus text exposition of every metric.
 func (h *Handler) appendMetrics(dst []byte) []byte {
 	m := &h.metrics
 	m.once.Do(func() {
 		m.reg = prometheus.NewRegistry()
-		m.reg.MustRegister(h.MetricsCollector(), h.kv.MetricsCollector(),
+		m.reg.MustRegister(h.MetricsCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 			collectors.NewGoCollector())
 	})
@@ -61,42 +65,58 @@ func (h *Handler) appendMetrics(dst []byte) []byte {
 	return append(dst, m.buf.Bytes()...)
 }
 
-// loopCollector reads the eventloop Server's counters when Prometheus
-// scrapes.
-type loopCollector struct{ h *Handler }
+// collector reads the loops', kv's and the store's counters when
+// Prometheus scrapes.
+type collector struct{ h *Handler }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc("shoal_"+name, help, labels, nil)
 }
 
 var (
-	descLoopConns      = desc("loop_connections", "Open connections owned by the event loop.", "loop")
-	descLoopAccepted   = desc("loop_accepted_connections_total", "Connections the event loop adopted.", "loop")
-	descLoopLoad       = desc("loop_load", "The loop's recent busy fraction, as the LoadAware balancer sees it.", "loop")
-	descLoopReads      = desc("loop_reads_total", "Read system calls that returned data.", "loop")
-	descLoopReadBytes  = desc("loop_read_bytes_total", "Bytes read from client sockets.", "loop")
-	descLoopWrites     = desc("loop_writes_total", "Write system calls.", "loop")
-	descLoopWriteBytes = desc("loop_written_bytes_total", "Bytes written to client sockets.", "loop")
-	descLoopReplies    = desc("loop_replies_total", "Requests answered on the loop, over every front.", "loop")
-	descLoopPerWrite   = desc("loop_replies_per_write", "Replies per write system call since start: how well smart flush batches pipelined replies.", "loop")
-	descLoopPauses     = desc("loop_backpressure_pauses_total", "Times a connection stopped being read because its pending output passed the high-water mark.", "loop")
-	descLoopHardLimit  = desc("loop_output_limit_closes_total", "Connections closed because their unsent output passed the hard limit (a client not reading).", "loop")
-	descLoopInbound    = desc("loop_inbound_limit_closes_total", "Connections closed because their unparsed input passed the query buffer limit.", "loop")
-	descLoopIdle       = desc("loop_idle_timeout_closes_total", "Connections closed after the idle timeout.", "loop")
-	descRejected       = desc("rejected_connections_total", "Connections refused over maxclients.")
+	descLoopConns       = desc("loop_connections", "Open connections owned by the event loop.", "loop")
+	descLoopAccepted    = desc("loop_accepted_connections_total", "Connections the event loop adopted.", "loop")
+	descLoopLoad        = desc("loop_load", "The loop's recent busy fraction, as the LoadAware balancer sees it.", "loop")
+	descLoopReads       = desc("loop_reads_total", "Read system calls that returned data.", "loop")
+	descLoopReadBytes   = desc("loop_read_bytes_total", "Bytes read from client sockets.", "loop")
+	descLoopWrites      = desc("loop_writes_total", "Write system calls.", "loop")
+	descLoopWriteBytes  = desc("loop_written_bytes_total", "Bytes written to client sockets.", "loop")
+	descLoopReplies     = desc("loop_replies_total", "Requests answered on the loop, over every front.", "loop")
+	descLoopPerWrite    = desc("loop_replies_per_write", "Replies per write system call since start: how well smart flush batches pipelined replies.", "loop")
+	descLoopPauses      = desc("loop_backpressure_pauses_total", "Times a connection stopped being read because its pending output passed the high-water mark.", "loop")
+	descLoopHardLimit   = desc("loop_output_limit_closes_total", "Connections closed because their unsent output passed the hard limit (a client not reading).", "loop")
+	descLoopInbound     = desc("loop_inbound_limit_closes_total", "Connections closed because their unparsed input passed the query buffer limit.", "loop")
+	descLoopIdle        = desc("loop_idle_timeout_closes_total", "Connections closed after the idle timeout.", "loop")
+	descRejected        = desc("rejected_connections_total", "Connections refused over maxclients.")
+	descCmdCalls        = desc("commands_total", "Commands executed, by command (requests over HTTP and frames count as the Redis command that does the same).", "cmd")
+	descCmdFailed       = desc("command_failed_total", "Commands that executed and replied with an error.", "cmd")
+	descCmdRejected     = desc("command_rejected_total", "Commands refused before executing (wrong arity, NOAUTH).", "cmd")
+	descCmdDuration     = desc("command_duration_seconds", "Command execution time, sampled: one command in 16 per connection (one in 16 per loop for HTTP and frames) is timed.", "cmd")
+	descErrorReplies    = desc("error_replies_total", "Error replies, by their first word (Redis's errorstats).", "prefix")
+	descKeys            = desc("keys", "Keys in the keyspace.")
+	descExpires         = desc("expiring_keys", "Keys with a time to live.")
+	descExpired         = desc("expired_keys_total", "Keys removed because their time to live ended.")
+	descEvicted         = desc("evicted_keys_total", "Keys evicted under maxmemory.")
+	descHits            = desc("keyspace_hits_total", "Lookups that found their key.")
+	descMisses          = desc("keyspace_misses_total", "Lookups that did not find their key.")
+	descUsedMemory      = desc("used_memory_bytes", "Memory used by keys and values, as INFO's used_memory.")
+	descMaxMemory       = desc("maxmemory_bytes", "The maxmemory limit (0: none).")
+	descConnectedClient = desc("connected_clients", "RESP clients connected.")
 )
 
 // Describe implements prometheus.Collector.
-func (loopCollector) Describe(ch chan<- *prometheus.Desc) {
+func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLoopConns, descLoopAccepted, descLoopLoad, descLoopReads, descLoopReadBytes,
 		descLoopWrites, descLoopWriteBytes, descLoopReplies, descLoopPerWrite, descLoopPauses, descLoopHardLimit,
-		descLoopInbound, descLoopIdle, descRejected} {
+		descLoopInbound, descLoopIdle, descRejected, descCmdCalls, descCmdFailed, descCmdRejected, descCmdDuration,
+		descErrorReplies, descKeys, descExpires, descExpired, descEvicted, descHits, descMisses, descUsedMemory,
+		descMaxMemory, descConnectedClient} {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector.
-func (c loopCollector) Collect(ch chan<- prometheus.Metric) {
+func (c collector) Collect(ch chan<- prometheus.Metric) {
 	h := c.h
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
@@ -104,11 +124,44 @@ func (c loopCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	s := h.server.Load()
-	if s == nil {
-		return
+	if s := h.server.Load(); s != nil {
+		c.collectLoops(s, counter, gauge)
 	}
-	replies := h.kv.LoopReplies()
+	bounds := make([]float64, kv.LatencyBuckets)
+	for i := range bounds {
+		bounds[i] = kv.LatencyBucketBound(i).Seconds()
+	}
+	for _, t := range h.kv.CommandStats() {
+		counter(descCmdCalls, t.Calls, t.Name)
+		counter(descCmdFailed, t.Failed, t.Name)
+		counter(descCmdRejected, t.Rejected, t.Name)
+		cumulative := make(map[float64]uint64, kv.LatencyBuckets)
+		var sum uint64
+		for i := 0; i < kv.LatencyBuckets; i++ {
+			sum += t.Buckets[i]
+			cumulative[bounds[i]] = sum
+		}
+		ch <- prometheus.MustNewConstHistogram(descCmdDuration, t.Timed, float64(t.TimedNanos)/1e9, cumulative, t.Name)
+	}
+	for _, e := range h.kv.ErrorStats() {
+		counter(descErrorReplies, uint64(e.Count), e.Code)
+	}
+	st := h.kv.Store()
+	stats := st.Stats()
+	gauge(descKeys, float64(stats.Keys))
+	gauge(descExpires, float64(stats.Expires))
+	counter(descExpired, uint64(stats.ExpiredKeys))
+	counter(descEvicted, uint64(stats.EvictedKeys))
+	counter(descHits, uint64(stats.Hits))
+	counter(descMisses, uint64(stats.Misses))
+	gauge(descUsedMemory, float64(stats.UsedMemory))
+	gauge(descMaxMemory, float64(st.MaxMemory()))
+	gauge(descConnectedClient, float64(h.kv.ConnectedClients()))
+}
+
+// collectLoops reports the eventloop Server's per-loop counters.
+func (c collector) collectLoops(s *eventloop.Server, counter func(*prometheus.Desc, uint64, ...string), gauge func(*prometheus.Desc, float64, ...string)) {
+	replies := c.h.kv.LoopReplies()
 	loads := s.LoopStats()
 	for i, k := range s.Counters() {
 		loop := strconv.Itoa(i)
