@@ -12,18 +12,18 @@ import (
 )
 
 // findRoot walks up from the working directory to the repository root: the directory
-// holding docker-compose.yml and go.mod.
+// holding go.mod and the rig's benchmark/rig/docker-compose.yml.
 func findRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for d := dir; ; d = filepath.Dir(d) {
-		if fileExists(filepath.Join(d, "docker-compose.yml")) && fileExists(filepath.Join(d, "go.mod")) {
+		if fileExists(filepath.Join(d, "benchmark", "rig", "docker-compose.yml")) && fileExists(filepath.Join(d, "go.mod")) {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no docker-compose.yml with a go.mod beside it in %s or above: run the rig from the Shoal repository", dir)
+			return "", fmt.Errorf("no benchmark/rig/docker-compose.yml with a go.mod in %s or above: run the rig from the Shoal repository", dir)
 		}
 	}
 }

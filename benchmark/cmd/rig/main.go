@@ -1,4 +1,4 @@
-// Command rig is the 100k-connection stress rig: it drives docker-compose.yml end to end
+// Command rig is the 100k-connection stress rig: it drives benchmark/rig/docker-compose.yml end to end
 // and reports what the server holds and how fast it answers.
 //
 //	go run ./benchmark/cmd/rig -conns 100000 -peer redis -out benchmark/results/rig
@@ -218,7 +218,7 @@ func mainErr(args []string, stdout, stderr io.Writer) (int, error) {
 		if err := os.MkdirAll(out, 0o777); err != nil {
 			return 1, err
 		}
-		d := &docker{project: o.project, composeFile: filepath.Join(root, "docker-compose.yml"), compose: compose}
+		d := &docker{project: o.project, composeFile: filepath.Join(root, "benchmark", "rig", "docker-compose.yml"), compose: compose}
 		rep, err := runOne(ctx, d, o, server, buildDir, out, stderr, tty, &nofile)
 		if err != nil {
 			if ctx.Err() != nil {
