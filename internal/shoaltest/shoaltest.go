@@ -25,7 +25,8 @@ type Options struct {
 	KV    kv.Options
 	Store store.Options
 	// Loop configures the eventloop Server. Addr defaults to Host:0,
-	// Loops to 2, Engine to Engine(t).
+	// Loops to 2, Engine to Engine(t) (native with Fronts: the gnet
+	// engine serves one address).
 	Loop eventloop.Options
 	// Host is the address the listeners bind, 127.0.0.1 by default.
 	Host string
@@ -54,7 +55,7 @@ func Start(t testing.TB, o Options) *Server {
 		o.Host = "127.0.0.1"
 	}
 	eo := o.Loop
-	if eo.Engine == nil {
+	if eo.Engine == nil && !o.Fronts {
 		eo.Engine = Engine(t)
 	}
 	if eo.Addr == "" {
