@@ -179,7 +179,7 @@ func (t *Table) Set(pairs ...string) error {
 		name := pairs[i]
 		r := t.byName[strings.ToLower(name)]
 		if r == nil {
-			return fmt.Errorf("Unknown option or number of arguments for CONFIG SET - '%s'", name)
+			return unknownError(name)
 		}
 		if !r.RunTime {
 			return setError(name, "can't set immutable config")
@@ -208,6 +208,14 @@ func (t *Table) Set(pairs ...string) error {
 		}
 	}
 	return nil
+}
+
+// unknownError is Redis's reply to a name it has no setting for, which
+// starts with a capital letter where its other reasons do not.
+type unknownError string
+
+func (e unknownError) Error() string {
+	return "Unknown option or number of arguments for CONFIG SET - '" + string(e) + "'"
 }
 
 func setError(name, reason string) error {

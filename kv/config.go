@@ -35,7 +35,8 @@ func (s *settings) get(field *string) string {
 }
 
 // ownSettings makes h.params read and apply the settings whose facts live
-// in kv, in the store and in the edge, rather than keep copies of them. A
+// in kv and in the store, rather than keep copies of them (the edge's are
+// taken over when it boots: ownListener). A
 // value given on the command line is applied here (Table.Own); the others
 // keep what Options and the store were created with.
 func (h *Handler) ownSettings(o Options) {
@@ -89,8 +90,15 @@ func (h *Handler) ownSettings(o Options) {
 	})
 	p.Own("proto-max-bulk-len", config.Owner{Get: func() string { return strconv.FormatInt(o.Limits.MaxBulkLen, 10) }})
 
-	// The edge owns the listener: the port it bound (also for ":0"),
-	// maxclients after the descriptor cap.
+	h.ownAOFSettings()
+}
+
+// ownListener makes h.params read the listener's settings from the edge
+// that runs h: the port it bound (also for ":0"), the bind address,
+// maxclients after any cap, the idle timeout. Until then the table's
+// values stand.
+func (h *Handler) ownListener() {
+	p := h.params
 	p.Own("port", config.Owner{Get: func() string { port, _, _, _ := h.listener(); return strconv.Itoa(port) }})
 	p.Own("bind", config.Owner{Get: func() string { _, bind, _, _ := h.listener(); return bind }})
 	p.Own("maxclients", config.Owner{Get: func() string { _, _, n, _ := h.listener(); return strconv.Itoa(n) }})
@@ -98,7 +106,6 @@ func (h *Handler) ownSettings(o Options) {
 		_, _, _, idle := h.listener()
 		return strconv.FormatInt(int64(idle.Seconds()), 10)
 	}})
-	h.ownAOFSettings()
 }
 
 // atoi64 reads an integer the settings table has already validated.

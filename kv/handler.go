@@ -106,6 +106,7 @@ func (h *Handler) Boot(b BootInfo) {
 	}
 	if b.Edge != nil {
 		h.edge.Store(&b.Edge)
+		h.ownListener()
 	}
 	h.pubsub.hardLimit.Store(int64(b.OutputHardLimit))
 	for i := 0; i < b.Loops; i++ {
