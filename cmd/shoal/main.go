@@ -1,10 +1,11 @@
 // Command shoal is a Redis-compatible in-memory key-value server built on
 // Shoal's event loops.
 //
-// Every flag can also be given as an environment variable named SHOAL_ plus
-// the flag name in upper case with dashes as underscores (--maxmemory-policy
-// is SHOAL_MAXMEMORY_POLICY). An explicit flag wins over the environment,
-// which wins over the default.
+// The flags are the rows of the settings table, config.Params, which CONFIG
+// GET and SET also serve. Every flag can also be given as an environment
+// variable named SHOAL_ plus the flag name in upper case with dashes as
+// underscores (--maxmemory-policy is SHOAL_MAXMEMORY_POLICY). An explicit
+// flag wins over the environment, which wins over the default.
 //
 // SIGTERM and SIGINT stop accepting, answer every request already received,
 // flush, and exit 0 (within --shutdown-timeout, default 30s).
