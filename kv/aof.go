@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/internal/ascii"
 )
 
@@ -111,7 +110,9 @@ type holdMark struct {
 // before serving, after LoadAOF.
 func (h *Handler) AttachAOF(w *aof.Writer, loadTruncated bool) {
 	h.aof = w
-	h.aofLoadTruncated = loadTruncated
+	// From now on the attached file is what CONFIG reports.
+	h.params.Own("appendfilename", config.Owner{Get: func() string { return filepath.Base(w.Path()) }})
+	h.params.Own("aof-load-truncated", config.Owner{Get: func() string { return config.FormatYesNo(loadTruncated) }})
 	h.rw.attached.Store(w)
 	h.stripes = make([]sync.Mutex, h.store.ShardCount())
 }
@@ -595,66 +596,55 @@ func truncateArg(b []byte) []byte {
 	return b
 }
 
-// aofParams are the CONFIG parameters of persistence. appendfsync changes
-// at run time; turning appendonly on or off at run time is not supported.
-func aofParams() []configParam {
-	return []configParam{
-		{name: "appendonly", get: func(c *config) string { return yesNo(c.h.aof != nil) }, set: func(c *config, v string, _ bool) error {
-			if !strings.EqualFold(v, yesNo(c.h.aof != nil)) {
-				return fmt.Errorf("appendonly can only be chosen at startup (--appendonly); it is %s", yesNo(c.h.aof != nil))
+// ownAOFSettings makes h.params read and apply the persistence settings
+// kv owns. appendfsync changes at run time, also with no file attached (it
+// is the policy a file would get); appendonly cannot be switched at run time.
+func (h *Handler) ownAOFSettings() {
+	p, s := h.params, &h.cfg
+	s.fsyncIdle = p.Get("appendfsync")
+	p.Own("appendonly", config.Owner{
+		Get: func() string { return config.FormatYesNo(h.aof != nil) },
+		Set: func(string) {}, // Check lets only the value in use through
+		Check: func(v string) error {
+			if on := config.FormatYesNo(h.aof != nil); v != on {
+				return fmt.Errorf("appendonly can only be chosen at startup (--appendonly); it is %s", on)
 			}
 			return nil
-		}},
-		{name: "appendfsync", get: func(c *config) string {
-			if c.h.aof == nil {
-				return c.h.fsyncIdle
+		},
+	})
+	p.Own("appendfsync", config.Owner{
+		Get: func() string {
+			if h.aof == nil {
+				return s.get(&s.fsyncIdle)
 			}
-			return c.h.aof.Policy().String()
-		}, set: func(c *config, v string, apply bool) error {
-			p, err := aof.ParseFsync(strings.ToLower(v))
+			return h.aof.Policy().String()
+		},
+		Set: func(v string) {
+			pol, err := aof.ParseFsync(v)
 			if err != nil {
-				return err
+				panic("kv: the settings table offers an appendfsync aof lacks: " + err.Error())
 			}
-			if apply {
-				if c.h.aof != nil {
-					c.h.aof.SetPolicy(p)
-				} else {
-					c.h.fsyncIdle = p.String()
-				}
+			if h.aof != nil {
+				h.aof.SetPolicy(pol)
+				return
 			}
-			return nil
-		}},
-		{name: "appendfilename", get: func(c *config) string {
-			if c.h.aof == nil {
-				return "appendonly.aof"
-			}
-			return filepath.Base(c.h.aof.Path())
-		}},
-		{name: "dir", get: func(*config) string { d, _ := os.Getwd(); return d }},
-		{name: "aof-load-truncated", get: func(c *config) string { return yesNo(c.h.aofLoadTruncated) }},
-		{name: "auto-aof-rewrite-percentage", get: func(c *config) string { return strconv.FormatInt(c.h.rw.autoPercent.Load(), 10) },
-			set: func(c *config, v string, apply bool) error {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil || n < 0 || n > math.MaxInt32 {
-					return fmt.Errorf("argument must be between 0 and %d inclusive", math.MaxInt32)
-				}
-				if apply {
-					c.h.rw.autoPercent.Store(n)
-				}
-				return nil
-			}},
-		{name: "auto-aof-rewrite-min-size", get: func(c *config) string { return strconv.FormatInt(c.h.rw.autoMinSize.Load(), 10) },
-			set: func(c *config, v string, apply bool) error {
-				n, err := ParseMemory(v)
-				if err != nil || n < 0 {
-					return fmt.Errorf("argument must be a memory value")
-				}
-				if apply {
-					c.h.rw.autoMinSize.Store(n)
-				}
-				return nil
-			}},
-	}
+			s.mu.Lock()
+			s.fsyncIdle = v
+			s.mu.Unlock()
+		},
+	})
+	// The process's working directory, which the file's name is relative to.
+	p.Own("dir", config.Owner{Get: func() string { d, _ := os.Getwd(); return d }})
+	h.rw.autoPercent.Store(p.Int("auto-aof-rewrite-percentage"))
+	h.rw.autoMinSize.Store(p.Int("auto-aof-rewrite-min-size"))
+	p.Own("auto-aof-rewrite-percentage", config.Owner{
+		Get: func() string { return strconv.FormatInt(h.rw.autoPercent.Load(), 10) },
+		Set: func(v string) { h.rw.autoPercent.Store(atoi64(v)) },
+	})
+	p.Own("auto-aof-rewrite-min-size", config.Owner{
+		Get: func() string { return strconv.FormatInt(h.rw.autoMinSize.Load(), 10) },
+		Set: func(v string) { h.rw.autoMinSize.Store(atoi64(v)) },
+	})
 }
 
 // aofInfo writes INFO persistence's aof fields, as Redis 7.0 names them.

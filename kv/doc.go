@@ -19,9 +19,11 @@
 // sizes, the last write's status; the RDB fields are those of a Redis with
 // saving off. Commandstats and Latencystats come from per-loop command counters;
 // one command in 16 is timed, so usec and the percentiles are estimates
-// from that sample. Settings have one owner each and are read from it: the
-// port, bind address, maxclients, timeout and rejected_connections from the
-// edge (Boot), maxmemory and its policy from the store.
+// from that sample. CONFIG GET/SET and INFO's settings read the settings
+// table (package config, Options.Params), whose rows have one owner each
+// and are read from it: the port, bind address, maxclients and timeout
+// from the edge (Boot), maxmemory and its policy from the store, the
+// password, log level and persistence settings from kv.
 //
 // Transactions (multi.go) run an EXEC with every other loop held between
 // batches by its exec gate, so no other command interleaves; WATCH marks

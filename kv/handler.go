@@ -11,6 +11,7 @@ import (
 	"github.com/shoalkv/shoal/internal/ascii"
 
 	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
 )
@@ -34,6 +35,11 @@ type Options struct {
 	Logger *slog.Logger
 	// LogLevel, if set, is adjusted by CONFIG SET loglevel.
 	LogLevel *slog.LevelVar
+	// Params is the settings table CONFIG GET and SET serve; the Handler
+	// takes over the rows it, the store and the edge own (Table.Own), and
+	// applies to them what the command line set. It must hold every row of
+	// config.Params. Nil: a table of config.Params with their defaults.
+	Params *config.Table
 }
 
 // Handler executes Redis commands against a store for the clients the
@@ -43,7 +49,8 @@ type Options struct {
 type Handler struct {
 	store   *store.Store
 	opts    Options
-	cfg     config
+	params  *config.Table // Options.Params: CONFIG GET/SET and INFO read settings here
+	cfg     settings      // the settings kv owns
 	clients registry
 	start   time.Time
 
@@ -74,12 +81,10 @@ type Handler struct {
 
 	// aof, if set (AttachAOF, before serving), logs every write;
 	// stripes orders the logging of writes to one shard (aof.go).
-	aof              *aof.Writer
-	stripes          []sync.Mutex
-	aofLoadTruncated bool
-	rw               rewriter
-	blocking         blockingState // clients parked by blocking commands (blocking.go)
-	fsyncIdle        string        // CONFIG appendfsync while no file is attached; under cfg.mu
+	aof      *aof.Writer
+	stripes  []sync.Mutex
+	rw       rewriter
+	blocking blockingState // clients parked by blocking commands (blocking.go)
 
 	// execMu lets one EXEC at a time stop the loops; watches are the
 	// WATCHed keys; pubsub the channels and patterns (multi.go, pubsub.go).
@@ -101,6 +106,7 @@ func (h *Handler) Boot(b BootInfo) {
 	}
 	if b.Edge != nil {
 		h.edge.Store(&b.Edge)
+		h.ownListener()
 	}
 	h.pubsub.hardLimit.Store(int64(b.OutputHardLimit))
 	for i := 0; i < b.Loops; i++ {
@@ -111,8 +117,12 @@ func (h *Handler) Boot(b BootInfo) {
 // New returns a Handler serving s. Call Close to stop its background
 // sampler.
 func New(s *store.Store, o Options) *Handler {
+	if o.Params == nil {
+		o.Params = config.New(config.Params())
+	}
 	if o.Limits == (resp.Limits{}) {
 		o.Limits = resp.DefaultLimits
+		o.Limits.MaxBulkLen = o.Params.Int("proto-max-bulk-len")
 		// Redis 7 accepts up to INT_MAX arguments from authenticated
 		// clients; the parser grows its slice only as arguments arrive.
 		o.Limits.MaxMultibulkLen = math.MaxInt32
@@ -120,13 +130,9 @@ func New(s *store.Store, o Options) *Handler {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	h := &Handler{store: s, opts: o, start: time.Now(), done: make(chan struct{})}
+	h := &Handler{store: s, opts: o, params: o.Params, start: time.Now(), done: make(chan struct{})}
 	h.flushBytes.Store(DefaultFlushThreshold)
-	h.fsyncIdle = "everysec"
-	h.aofLoadTruncated = true
-	h.rw.autoPercent.Store(100)
-	h.rw.autoMinSize.Store(64 << 20)
-	h.cfg.init(h, o)
+	h.ownSettings(o)
 	h.clock.Store(nowMillis())
 	go h.cron()
 	return h

@@ -603,12 +603,13 @@ func TestAOFFlagsAndEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.appendOnly || c.appendFsync.String() != "no" || c.dir != "/data" || c.appendFilename != "x.aof" || !c.loadTruncated {
-		t.Errorf("parsed %+v", c)
+	if !c.Bool("appendonly") || c.Get("appendfsync") != "no" || c.Get("dir") != "/data" || c.Get("appendfilename") != "x.aof" || !c.Bool("aof-load-truncated") {
+		t.Errorf("parsed appendonly %s appendfsync %s dir %s appendfilename %s aof-load-truncated %s",
+			c.Get("appendonly"), c.Get("appendfsync"), c.Get("dir"), c.Get("appendfilename"), c.Get("aof-load-truncated"))
 	}
 	d, _ := parseConfig(nil, func(string) string { return "" })
-	if d.appendOnly || d.appendFsync.String() != "everysec" || d.appendFilename != "appendonly.aof" {
-		t.Errorf("defaults %+v", d)
+	if d.Bool("appendonly") || d.Get("appendfsync") != "everysec" || d.Get("appendfilename") != "appendonly.aof" {
+		t.Errorf("defaults appendonly %s appendfsync %s appendfilename %s", d.Get("appendonly"), d.Get("appendfsync"), d.Get("appendfilename"))
 	}
 	for _, bad := range [][]string{
 		{"--appendonly", "maybe"}, {"--appendfsync", "sometimes"}, {"--appendfilename", "a/b.aof"},

@@ -22,11 +22,11 @@ func TestFrontPortFlags(t *testing.T) {
 	c, err := parseConfig(nil, func(k string) string {
 		return map[string]string{"SHOAL_HTTP_PORT": "8080", "SHOAL_FRAME_PORT": "9000"}[k]
 	})
-	if err != nil || c.httpPort != 8080 || c.framePort != 9000 {
-		t.Fatalf("env: http %d frame %d err %v", c.httpPort, c.framePort, err)
+	if err != nil || c.Int("http-port") != 8080 || c.Int("frame-port") != 9000 {
+		t.Fatalf("env: err %v", err)
 	}
-	if c, err := parseConfig(nil, func(string) string { return "" }); err != nil || c.httpPort != 0 || c.framePort != 0 {
-		t.Fatalf("defaults: http %d frame %d (want 0: off) err %v", c.httpPort, c.framePort, err)
+	if c, err := parseConfig(nil, func(string) string { return "" }); err != nil || c.Int("http-port") != 0 || c.Int("frame-port") != 0 {
+		t.Fatalf("defaults: http %d frame %d (want 0: off) err %v", c.Int("http-port"), c.Int("frame-port"), err)
 	}
 	for _, bad := range [][]string{
 		{"--http-port", "-1"}, {"--frame-port", "65536"}, {"--http-port", "x"},
@@ -109,14 +109,14 @@ func TestFrontsBindLikeTheRESPPort(t *testing.T) {
 	k := kv.New(st, kv.Options{})
 	defer k.Close()
 	edge := server.New(k)
-	ls := fronts(config{bind: "::1", httpPort: 8080, framePort: 9000}, edge)
+	ls := fronts("::1", 8080, 9000, edge)
 	if len(ls) != 2 || ls[0].Addr != "[::1]:8080" || ls[1].Addr != "[::1]:9000" {
 		t.Fatalf("listeners %+v", ls)
 	}
-	if ls := fronts(config{bind: "0.0.0.0", framePort: 9000}, edge); len(ls) != 1 || ls[0].Addr != "0.0.0.0:9000" {
+	if ls := fronts("0.0.0.0", 0, 9000, edge); len(ls) != 1 || ls[0].Addr != "0.0.0.0:9000" {
 		t.Fatalf("frame only: %+v", ls)
 	}
-	if ls := fronts(config{bind: "127.0.0.1"}, edge); len(ls) != 0 {
+	if ls := fronts("127.0.0.1", 0, 0, edge); len(ls) != 0 {
 		t.Fatalf("no ports, yet %+v", ls)
 	}
 }

@@ -350,23 +350,23 @@ func TestConfigFlagEnvDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.port != 7001 {
-		t.Errorf("flag should win over env: port %d", c.port)
+	if c.Int("port") != 7001 {
+		t.Errorf("flag should win over env: port %d", c.Int("port"))
 	}
-	if c.maxMemory != 100<<20 {
-		t.Errorf("env maxmemory: %d", c.maxMemory)
+	if c.Int("maxmemory") != 100<<20 {
+		t.Errorf("env maxmemory: %d", c.Int("maxmemory"))
 	}
-	if c.balancer != "roundrobin" {
-		t.Errorf("env balancer: %q", c.balancer)
+	if c.Get("balancer") != "roundrobin" {
+		t.Errorf("env balancer: %q", c.Get("balancer"))
 	}
-	if c.engine != "gnet" {
-		t.Errorf("env engine: %q", c.engine)
+	if c.Get("engine") != "gnet" {
+		t.Errorf("env engine: %q", c.Get("engine"))
 	}
-	if d, _ := parseConfig(nil, func(string) string { return "" }); d.engine != "native" {
-		t.Errorf("default engine %q, want native", d.engine)
+	if d, _ := parseConfig(nil, func(string) string { return "" }); d.Get("engine") != "native" {
+		t.Errorf("default engine %q, want native", d.Get("engine"))
 	}
-	if c.bind != "127.0.0.1" || c.maxClients != 10000 {
-		t.Errorf("defaults: bind %q maxclients %d", c.bind, c.maxClients)
+	if c.Get("bind") != "127.0.0.1" || c.Int("maxclients") != 10000 {
+		t.Errorf("defaults: bind %q maxclients %d", c.Get("bind"), c.Int("maxclients"))
 	}
 	for _, bad := range [][]string{
 		{"--port", "70000"}, {"--maxmemory", "lots"}, {"--balancer", "random"}, {"--engine", "epoll"},

@@ -28,8 +28,8 @@ func TestProtectedModeFlag(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q env %q: %v", tc.args, tc.env, err)
 		}
-		if c.protectedMode != tc.want {
-			t.Errorf("%q env %q: protected mode %v, want %v", tc.args, tc.env, c.protectedMode, tc.want)
+		if c.Bool("protected-mode") != tc.want {
+			t.Errorf("%q env %q: protected mode %v, want %v", tc.args, tc.env, c.Get("protected-mode"), tc.want)
 		}
 	}
 	if _, err := parseConfig([]string{"--protected-mode", "maybe"}, none); err == nil {

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shoalkv/shoal/config"
+)
+
+// TestEveryBalancerAndEngineIsBuilt: the names --balancer and --engine
+// accept (their rows in config.Params) are exactly those run can build.
+func TestEveryBalancerAndEngineIsBuilt(t *testing.T) {
+	built := map[string][]string{"balancer": {}, "engine": {}}
+	for name := range balancers {
+		built["balancer"] = append(built["balancer"], name)
+	}
+	for name := range engines {
+		built["engine"] = append(built["engine"], name)
+	}
+	for _, p := range config.Params() {
+		names, ok := built[p.Name]
+		if !ok {
+			continue
+		}
+		accepted := slices.Clone([]string(p.Kind.(config.EnumKind)))
+		slices.Sort(accepted)
+		slices.Sort(names)
+		if !slices.Equal(accepted, names) {
+			t.Errorf("--%s accepts %q, run builds %q", p.Name, accepted, names)
+		}
+		delete(built, p.Name)
+	}
+	if len(built) != 0 {
+		t.Errorf("no rows for %v", built)
+	}
+}
+
+// TestAppendfsyncWithoutAppendonly: --appendfsync is the policy CONFIG
+// reports (and a file would get) even while no file is attached; it used to
+// stop at the command line and CONFIG GET said everysec.
+func TestAppendfsyncWithoutAppendonly(t *testing.T) {
+	p := startBinary(t, "--appendonly", "no", "--appendfsync", "always")
+	c := client(t, p.addr())
+	got, err := c.ConfigGet(context.Background(), "append*").Result()
+	if err != nil || got["appendonly"] != "no" || got["appendfsync"] != "always" {
+		t.Fatalf("CONFIG GET append*: %v %v", got, err)
+	}
+}
+
+// TestFlagErrorsNameTheValueAndTheLimit: a value a row's kind refuses is
+// reported with the flag or variable, the value and what is wanted.
+func TestFlagErrorsNameTheValueAndTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--port", "70000"}, nil, `--port "70000": argument must be between 0 and 65535 inclusive`},
+		{[]string{"--idle-timeout", "soon"}, nil, `--idle-timeout "soon": argument must be a duration`},
+		{nil, map[string]string{"SHOAL_MAXMEMORY": "lots"}, `SHOAL_MAXMEMORY "lots": argument must be a memory value`},
+		{[]string{"--max-query-buffer", "10"}, nil, `--max-query-buffer "10": argument must be between 1024 and 1099511627776 inclusive`},
+		{[]string{"--balancer", "random"}, nil, `--balancer "random": argument(s) must be one of the following: roundrobin, leastconn, loadaware`},
+	} {
+		_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] })
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q %v: %v, want %s", tc.args, tc.env, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"time"
+)
+
+// Params returns every setting Shoal has, one row each, in the order
+// CONFIG GET lists them. Who owns and applies each is noted by its group:
+// cmd/shoal reads the startup rows once, to build the server; the run-time
+// rows are owned where the fact lives (Table.Own): the store, package kv,
+// the listener.
+//
+// Adding a setting is adding a row here; if it does something new, its
+// owner also calls Own with the functions that read and apply it.
+func Params() []Param {
+	return []Param{
+		// The listeners (cmd/shoal builds the eventloop.Server from
+		// them; kv reports the listener's own values, the port bound
+		// for ":0" and maxclients after the descriptor cap).
+		{Name: "port", Kind: Int(0, 65535), Default: "6379", Usage: "TCP port to listen on"},
+		{Name: "bind", Kind: Text(nil), Default: "127.0.0.1", Usage: "address to bind"},
+		{Name: "http-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the HTTP front on --bind (0: off)"},
+		{Name: "frame-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the binary frame front on --bind (0: off)"},
+		{Name: "maxclients", Kind: Int(1, math.MaxInt32), Default: "10000", Usage: "maximum simultaneous clients"},
+		{Name: "timeout", Aliases: []string{"idle-timeout"}, Kind: Duration(0), Default: "0", Usage: "close clients idle this long, e.g. 300s (0: never)"},
+		{Name: "max-query-buffer", Kind: Memory(1<<10, 1<<40), Default: "64mb", Usage: "close a client whose unparsed input exceeds this"},
+		{Name: "loops", Kind: Int(0, math.MaxInt16), Default: "0", Usage: "event loops (0: GOMAXPROCS)"},
+		{Name: "balancer", Kind: Enum("roundrobin", "leastconn", "loadaware"), Default: "loadaware", Usage: "connection balancer"},
+		{Name: "engine", Kind: Enum("native", "gnet"), Default: "native", Usage: "event-loop engine: Shoal's own loops or gnet v2"},
+		{Name: "shutdown-timeout", Kind: Duration(time.Millisecond), Default: "30s", Usage: "how long SIGTERM waits for replies to drain"},
+		{Name: "pprof-addr", Kind: Text(nil), Default: "", Usage: "serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (empty: off)"},
+
+		// Clients and logging (package kv).
+		{Name: "requirepass", Kind: Text(nil), Default: "", RunTime: true, Usage: "password clients must AUTH with (empty: none)"},
+		{Name: "protected-mode", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: without a password, refuse clients from other hosts (as Redis)"},
+		{Name: "loglevel", Kind: Enum("debug", "verbose", "notice", "warning", "nothing"), Default: "notice", RunTime: true, Usage: "log level"},
+		{Name: "databases", Kind: Int(1, 1), Default: "1", Usage: "number of databases (Shoal has one)"},
+		{Name: "proto-max-bulk-len", Kind: Memory(1<<20, math.MaxInt64), Default: "512mb", Usage: "largest bulk argument a client may send"},
+
+		// Memory (the store).
+		{Name: "maxmemory", Kind: Memory(0, math.MaxInt64), Default: "0", RunTime: true, Usage: "memory limit for data, e.g. 100mb, 1gb (0: none)"},
+		{Name: "maxmemory-policy", Kind: Enum("noeviction", "allkeys-random", "allkeys-lru", "volatile-lru", "volatile-ttl"), Default: "noeviction", RunTime: true, Usage: "eviction policy"},
+
+		// Persistence (package kv, the aof.Writer). appendonly is chosen
+		// at startup; CONFIG SET takes only the value it has.
+		{Name: "save", Kind: Text(onlyEmpty("save")), Default: "", RunTime: true, Usage: "RDB snapshots: Shoal takes none, so only \"\""},
+		{Name: "appendonly", Kind: YesNo, Default: "no", RunTime: true, Usage: "yes: log every write to the append-only file and load it at startup"},
+		{Name: "appendfsync", Kind: Enum("always", "everysec", "no"), Default: "everysec", RunTime: true, Usage: "always (reply after fdatasync, grouped per batch), everysec or no"},
+		{Name: "appendfilename", Kind: Text(fileName), Default: "appendonly.aof", Usage: "name of the append-only file, in --dir"},
+		{Name: "dir", Kind: Text(nil), Default: ".", Usage: "working directory; the append-only file is created in it"},
+		{Name: "aof-load-truncated", Kind: YesNo, Default: "yes", Usage: "yes: a truncated last command in the append-only file is cut off at load"},
+		{Name: "auto-aof-rewrite-percentage", Kind: Int(0, math.MaxInt32), Default: "100", RunTime: true, Usage: "rewrite the append-only file when it grew by this percentage (0: never)"},
+		{Name: "auto-aof-rewrite-min-size", Kind: Memory(0, math.MaxInt64), Default: "64mb", RunTime: true, Usage: "size below which the append-only file is not rewritten automatically"},
+	}
+}
+
+func onlyEmpty(name string) func(string) error {
+	return func(v string) error {
+		if v != "" {
+			return errors.New("shoal keeps no data on disk; " + name + ` only accepts ""`)
+		}
+		return nil
+	}
+}
+
+func fileName(v string) error {
+	if v == "" || strings.ContainsRune(v, '/') {
+		return errors.New("want a file name without a directory (use --dir)")
+	}
+	return nil
+}
