@@ -49,6 +49,9 @@ func (c *Conn) ext() *extConn { return c.ctx.(*extConn) }
 
 func (h host) AddConns(delta int64) int64 { return h.s.numConns.Add(delta) }
 func (h host) AddRejected()               { h.s.rejected.Add(1) }
+func (h host) HandlerPanicked(hook string, fd int, v any) error {
+	return h.s.handlerPanicked(hook, fd, v)
+}
 
 // startEngine runs s on Options.Engine instead of the native loops.
 func (s *Server) startEngine() error {

@@ -222,7 +222,7 @@ func (l *loop) register(fd int, ln *listener) {
 		l.wheel.add(c, l.now)
 	}
 	if h := ln.onOpen; h != nil {
-		h.OnOpen(c)
+		l.onOpen(h, c)
 	}
 	l.loopFlush(c)
 	l.settle(c)
@@ -288,7 +288,10 @@ func (l *loop) deliver(c *Conn, data []byte) {
 		c.in.B = append(c.in.B, data...)
 		in = c.in.B
 	}
-	consumed := c.ln.handler.OnTraffic(c, in)
+	consumed, ok := l.onTraffic(c, in)
+	if !ok {
+		return // it panicked: c is closing
+	}
 	if consumed < 0 || consumed > len(in) {
 		l.abort(c, fmt.Errorf("eventloop: OnTraffic consumed %d of %d bytes", consumed, len(in)))
 		return
@@ -509,7 +512,7 @@ func (l *loop) closeConn(c *Conn, err error) {
 // graceful close lingers: see linger.
 func (l *loop) release(c *Conn, err error, graceful bool) {
 	if h := c.ln.onClose; h != nil {
-		h.OnClose(c, err)
+		l.onClose(h, c, err)
 	}
 	if c.in != nil {
 		l.inBufs.put(c.in)

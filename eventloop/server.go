@@ -14,6 +14,14 @@ import (
 )
 
 // Handler serves the traffic of every connection.
+//
+// If a hook (OnTraffic, OnOpen, OnClose) or a function given to
+// Conn.Execute panics, the Server recovers the panic, logs it at error
+// level with the stack, counts it (Server.HandlerPanics) and closes that
+// connection (OnClose's err wraps ErrHandlerPanic); the other connections
+// are served on, as net/http does per connection. The handler's own state
+// is as the panic left it: locks held across a panicking call stay held
+// unless the handler releases them with defer.
 type Handler interface {
 	// OnTraffic gets every unconsumed inbound byte of c. `in` is a slice of the loop's
 	// shared read buffer (or of c's pooled leftover buffer) valid only during the call.
@@ -52,9 +60,10 @@ type Server struct {
 	loops    []*loop
 	addr     net.Addr
 	numConns atomic.Int64
-	rejected atomic.Int64 // connections turned away by MaxConns
-	closing  atomic.Bool  // Shutdown has begun
-	forced   atomic.Bool  // Shutdown's ctx ended before the loops drained
+	rejected atomic.Int64  // connections turned away by MaxConns
+	panics   atomic.Uint64 // Handler hooks that panicked (panic.go)
+	closing  atomic.Bool   // Shutdown has begun
+	forced   atomic.Bool   // Shutdown's ctx ended before the loops drained
 
 	runner    engine.Runner // Options.Engine once started; nil on the native engine
 	engineErr error         // why Options.Engine stopped, if not by Shutdown; set before done closes

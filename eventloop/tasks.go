@@ -87,7 +87,7 @@ func (l *loop) runTasks() {
 		case taskExecute:
 			t.c.queued.Add(-1)
 			if !t.c.isClosed() && t.c.flags&flagAbort == 0 {
-				t.fn(t.c)
+				l.execute(t.fn, t.c)
 			}
 			l.markDirty(t.c)
 		case taskShutdown:

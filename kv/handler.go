@@ -210,12 +210,7 @@ func (h *Handler) Serve(clt *Client, in []byte) int {
 	// The loop lends its argument slice for this call: an idle connection
 	// keeps none (about 100 bytes each at 100k connections).
 	cl.parser.SwapArgs(&cl.stats.args)
-	// The loop's exec gate, held for the batch: an EXEC on another loop
-	// waits until no loop is inside one (multi.go).
-	gate := &cl.stats.gate
-	gate.enter()
-	consumed := h.onBatch(cl, in)
-	gate.leave()
+	consumed := h.gatedBatch(cl, in)
 	cl.parser.SwapArgs(&cl.stats.args)
 	if h.aof != nil {
 		h.afterBatch(cl, base)
@@ -228,6 +223,17 @@ func (h *Handler) Serve(clt *Client, in []byte) int {
 		_ = c.Close()
 	}
 	return consumed
+}
+
+// gatedBatch runs onBatch holding the loop's exec gate: an EXEC on another
+// loop waits until no loop is inside a batch (multi.go). The gate is left
+// by a defer, so a command that panics (the eventloop recovers it and
+// closes the connection) does not keep every EXEC waiting forever.
+func (h *Handler) gatedBatch(cl *client, in []byte) int {
+	gate := &cl.stats.gate
+	gate.enter()
+	defer gate.leave()
+	return h.onBatch(cl, in)
 }
 
 // onBatch is the per-read work of OnTraffic that does not touch the Conn:

@@ -291,9 +291,10 @@ func cmdExec(h *Handler, cl *client, _ [][]byte) {
 			return
 		}
 	}
-	stopped := h.stopWorld(cl)
+	// Deferred, so that a panic in a queued command (which the eventloop
+	// recovers, closing this client) does not leave every loop stopped.
+	defer h.resumeWorld(cl, h.stopWorld(cl))
 	if s.casDirty.Load() || h.watchedExpired(s) {
-		h.resumeWorld(cl, stopped)
 		h.endTransaction(s)
 		if cl.proto >= 3 {
 			cl.out = resp.AppendNull(cl.out)
@@ -316,7 +317,6 @@ func cmdExec(h *Handler, cl *client, _ [][]byte) {
 		buf := h.aof.Begin()
 		cl.aof.end = h.aof.End(aof.AppendCommand(buf, []byte("EXEC")))
 	}
-	h.resumeWorld(cl, stopped)
 	h.endTransaction(s)
 	cl.failed = false // EXEC itself succeeded, whatever its commands answered
 }

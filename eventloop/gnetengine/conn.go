@@ -108,7 +108,7 @@ func (s *server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	g.c = s.host.NewConn(g).(*eventloop.Conn)
 	gc.SetContext(g)
 	if s.onOpen != nil {
-		s.onOpen.OnOpen(g.c)
+		g.recovering("OnOpen", func() { s.onOpen.OnOpen(g.c) })
 	}
 	g.flush()
 	if g.settle() {
@@ -189,7 +189,10 @@ func (g *gconn) deliver() {
 	if len(in) == 0 {
 		return
 	}
-	consumed := g.srv.handler.OnTraffic(g.c, in)
+	consumed, ok := g.onTraffic(in)
+	if !ok {
+		return // it panicked: c is closing
+	}
 	if consumed < 0 || consumed > len(in) {
 		g.abort(fmt.Errorf("eventloop: OnTraffic consumed %d of %d bytes", consumed, len(in)))
 		return
@@ -292,7 +295,7 @@ func (g *gconn) finish(err error) {
 		g.out = nil
 	}
 	if h := g.srv.onClose; h != nil {
-		h.OnClose(g.c, err)
+		g.recovering("OnClose", func() { h.OnClose(g.c, err) })
 	}
 }
 
@@ -413,7 +416,7 @@ func (g *gconn) runTasks() {
 					g.out.B = append(g.out.B, t.data.B...)
 				}
 			} else {
-				t.fn()
+				g.recovering("Execute", t.fn)
 			}
 		}
 		if t.data != nil {
@@ -440,4 +443,30 @@ func (g *gconn) dropTasks() {
 	}
 	g.tasks = nil
 	g.mu.Unlock()
+}
+
+// onTraffic calls the handler's OnTraffic; a panic closes c (ok false),
+// as the native engine does.
+func (g *gconn) onTraffic(in []byte) (consumed int, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			g.abort(g.srv.host.HandlerPanicked("OnTraffic", g.fd, v))
+			consumed, ok = 0, false
+		}
+	}()
+	return g.srv.handler.OnTraffic(g.c, in), true
+}
+
+// recovering runs a handler hook other than OnTraffic; a panic closes c
+// (after OnClose it is only logged and counted: c is closing already).
+func (g *gconn) recovering(hook string, fn func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			err := g.srv.host.HandlerPanicked(hook, g.fd, v)
+			if g.state&stDone == 0 {
+				g.abort(err)
+			}
+		}
+	}()
+	fn()
 }

@@ -28,6 +28,11 @@ type Host interface {
 	AddConns(delta int64) int64
 	// AddRejected counts a connection MaxConns turned away.
 	AddRejected()
+	// HandlerPanicked records a panic the engine recovered from a handler
+	// hook (hook names it) on the connection fd: logged with the stack
+	// (call it from the deferred recover), counted; it returns the error
+	// to close the connection with.
+	HandlerPanicked(hook string, fd int, v any) error
 }
 
 // Runner is a started engine.
