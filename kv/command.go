@@ -10,8 +10,9 @@ import (
 // command is everything Shoal knows about one command, written once in
 // commandTable: what COMMAND INFO reports (name, arity, flags, key positions,
 // ACL categories, tips and key specs, exactly as redis-server 7.0 reports
-// them), the function that runs it, and what COMMAND DOCS reports. init
-// checks every entry is complete and links subcommands to their parents.
+// them), the function that runs it, how the append-only file logs it, and
+// what COMMAND DOCS reports. init checks every entry is complete and
+// consistent and links subcommands to their parents.
 type command struct {
 	name     string      // lower case; subcommands are "parent|sub"
 	arity    int         // Redis arity: n exact, -n at least n (the name counts)
@@ -24,19 +25,19 @@ type command struct {
 	step     int
 	keySpecs []keySpec
 	doc      commandDoc
+	log      logRule // how the AOF logs it (aof.go); set exactly on commands with the write flag
 
 	// Derived by init from the fields above.
-	noAuth   bool                // runs before AUTH (flag no_auth)
-	parent   *command            // set on subcommands
-	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
-	subOrder []*command          // subs in table order, for COMMAND INFO
-	statsID  int                 // index into commandsByID and the per-loop counters
-	logged   bool                // write flag: logged to the append-only file (aof.go)
-	reads    bool                // readonly flag: waits for the log under appendfsync always (aof.go)
-	logRule  logRule             // how it is logged (aof.go)
+	noAuth bool // runs before AUTH (flag no_auth)
+	logged bool // write flag: logged to the append-only file (aof.go)
+	reads  bool // readonly flag: waits for the log under appendfsync always (aof.go)
 	// movableKeys: the key count is an argument (flag movablekeys; aof.go
 	// locks the stripes of the keys keyPositions finds).
 	movableKeys bool
+	parent      *command            // set on subcommands
+	subs        map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
+	subOrder    []*command          // subs in table order, for COMMAND INFO
+	statsID     int                 // index into commandsByID and the per-loop counters
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements
@@ -129,20 +130,15 @@ func init() {
 	}
 }
 
-// indexCommands checks that every entry of table is complete (a function,
-// ACL categories, all four docs fields, key specs exactly when it has keys)
-// and links subcommands to their parents. It returns the top-level commands
+// indexCommands checks every entry of table (checkEntry) and links
+// subcommands to their parents. It returns the top-level commands
 // by name and in table order.
 func indexCommands(table []*command) (byName map[string]*command, order []*command, err error) {
 	byName = make(map[string]*command, len(table))
 	for _, cmd := range table {
-		if cmd.fn == nil || cmd.acl == "" || cmd.doc.summary == "" || cmd.doc.since == "" || cmd.doc.group == "" || cmd.doc.complexity == "" {
-			return nil, nil, fmt.Errorf("command table entry %q lacks its function, ACL categories or docs", cmd.name)
+		if err := checkEntry(cmd); err != nil {
+			return nil, nil, err
 		}
-		if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) && !hasWord(cmd.flags, "movablekeys") {
-			return nil, nil, fmt.Errorf("command table entry %q has key positions without key specs or the reverse", cmd.name)
-		}
-		cmd.noAuth = hasWord(cmd.flags, "no_auth")
 		if parentName, sub, ok := strings.Cut(cmd.name, "|"); ok {
 			parent := byName[parentName]
 			if parent == nil {
@@ -163,6 +159,35 @@ func indexCommands(table []*command) (byName map[string]*command, order []*comma
 		order = append(order, cmd)
 	}
 	return byName, order, nil
+}
+
+// checkEntry refuses an entry that lacks a piece (a function, ACL
+// categories, any of the four docs fields, key specs exactly when it has
+// keys) or whose log rule does not fit it, and derives its flag fields.
+func checkEntry(cmd *command) error {
+	if cmd.fn == nil || cmd.acl == "" || cmd.doc.summary == "" || cmd.doc.since == "" || cmd.doc.group == "" || cmd.doc.complexity == "" {
+		return fmt.Errorf("command table entry %q lacks its function, ACL categories or docs", cmd.name)
+	}
+	cmd.noAuth = hasWord(cmd.flags, "no_auth")
+	cmd.logged = hasWord(cmd.flags, "write")
+	cmd.reads = hasWord(cmd.flags, "readonly")
+	cmd.movableKeys = hasWord(cmd.flags, "movablekeys")
+	if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) && !cmd.movableKeys {
+		return fmt.Errorf("command table entry %q has key positions without key specs or the reverse", cmd.name)
+	}
+	switch {
+	case cmd.log >= numLogRules:
+		return fmt.Errorf("command table entry %q has log rule %d, which does not exist", cmd.name, cmd.log)
+	case cmd.logged && cmd.log == logNone:
+		return fmt.Errorf("command table entry %q has the write flag but no log rule: say how the append-only file logs it (log: logAsIs, ...)", cmd.name)
+	case !cmd.logged && cmd.log != logNone:
+		return fmt.Errorf("command table entry %q has a log rule but not the write flag; only writes are logged", cmd.name)
+	case cmd.log.readsKeyAt1() && cmd.firstKey != 1:
+		return fmt.Errorf("command table entry %q: its log rule reads the key at position 1, but its first key is at %d", cmd.name, cmd.firstKey)
+	case cmd.log == logDelAbsent && cmd.firstKey == 0 && !cmd.movableKeys:
+		return fmt.Errorf("command table entry %q: log rule logDelAbsent needs key positions or movable keys", cmd.name)
+	}
+	return nil
 }
 
 // hasWord reports whether the space-separated list has w as one of its words.

@@ -560,7 +560,7 @@ func (h *Handler) touchWritten(cmd *command, args [][]byte, reply []byte, flushe
 		return
 	}
 	switch {
-	case cmd.logRule == logFlush:
+	case cmd.log == logFlush:
 		if !flushChecked {
 			h.touchAll() // WATCH ran while the flush did: be safe
 			return
@@ -586,7 +586,7 @@ func (h *Handler) touchWritten(cmd *command, args [][]byte, reply []byte, flushe
 // wroteSomething reports, from a successful reply, whether a conditional
 // write changed anything; the same conditions decide whether it is logged.
 func wroteSomething(cmd *command, args [][]byte, reply []byte) bool {
-	switch cmd.logRule {
+	switch cmd.log {
 	case logSet:
 		return setWrote(args, reply)
 	case logSetNX, logMSetNX, logExpire, logIfOne, logRenameNX:

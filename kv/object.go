@@ -8,7 +8,7 @@ import (
 
 var _ = registerFamily([]*command{
 	{
-		name: "copy", arity: -3, fn: cmdCopy,
+		name: "copy", arity: -3, fn: cmdCopy, log: logAsIs,
 		flags: "write denyoom", acl: "@keyspace @write @slow",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}, {flags: "OW update", index: 2, keyStep: 1}},
 		doc: commandDoc{"Copies the value of a key to a new key.", "6.2.0", "generic", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values."},
