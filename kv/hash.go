@@ -16,7 +16,7 @@ import (
 // expired keys until the load ends, and would add to the old hash); HDEL
 // only when it deleted something; HINCRBYFLOAT as an HSET of its result, as
 // Redis propagates it.
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{kind: store.KindHash, rewrite: appendRewriteHash, commands: []*command{
 	{
 		name: "hset", arity: -4, fn: cmdHSet, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @hash @fast",
@@ -113,9 +113,7 @@ var _ = registerFamily([]*command{
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
 		doc: commandDoc{"Returns random fields of a hash, with their values if asked.", "6.2.0", "hash", "O(N) where N is the number of fields returned"},
 	},
-})
-
-func init() { rewriters[store.KindHash] = appendRewriteHash }
+}})
 
 // appendRewriteHash appends HSET commands that rebuild o.
 func appendRewriteHash(dst, key []byte, o store.Object) []byte {

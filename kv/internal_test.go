@@ -64,13 +64,13 @@ func TestIncompleteCommandEntryIsRefused(t *testing.T) {
 			firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO", index: 1, keyStep: 1}},
 			doc: commandDoc{"s", "1.0.0", "string", "O(1)"}}
 	}
-	index := func(cmds ...*command) error { _, _, err := indexCommands(cmds); return err }
-	if err := index(full()); err != nil {
+	index := func(cmds ...*command) (*commandSet, error) { return indexFamilies([]family{{commands: cmds}}) }
+	if set, err := index(full()); err != nil || len(set.order) != 1 {
 		t.Fatalf("a complete entry: %v", err)
 	}
 	write := full()
 	write.flags, write.log = "write", logRMW
-	if err := index(write); err != nil {
+	if _, err := index(write); err != nil {
 		t.Fatalf("a complete write: %v", err)
 	}
 	for what, breakIt := range map[string]func(c *command){
@@ -87,16 +87,16 @@ func TestIncompleteCommandEntryIsRefused(t *testing.T) {
 	} {
 		c := full()
 		breakIt(c)
-		if err := index(c); err == nil || !strings.Contains(err.Error(), `"get"`) {
+		if _, err := index(c); err == nil || !strings.Contains(err.Error(), `"get"`) {
 			t.Errorf("%s: error %v, want one naming the command", what, err)
 		}
 	}
-	if err := index(full(), full()); err == nil {
+	if _, err := index(full(), full()); err == nil {
 		t.Error("a command listed twice was accepted")
 	}
 	orphan := full()
 	orphan.name, orphan.firstKey, orphan.keySpecs = "nope|sub", 0, nil
-	if err := index(orphan); err == nil {
+	if _, err := index(orphan); err == nil {
 		t.Error("a subcommand without its parent was accepted")
 	}
 }

@@ -14,7 +14,7 @@ import (
 // BLMPOP) park the client through blocking.go and are served by the push
 // that makes one of their keys a list.
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{kind: store.KindList, rewrite: appendRewriteList, commands: []*command{
 	{
 		name: "lpush", arity: -3, fn: cmdLPush, log: logAsIs,
 		flags: "write denyoom fast", acl: "@write @list @fast",
@@ -147,9 +147,7 @@ var _ = registerFamily([]*command{
 		keySpecs: []keySpec{{flags: "RW access delete", index: 2, keynum: true, keynumIdx: 0, firstKeyIdx: 1, keyStep: 1}},
 		doc:      commandDoc{"Removes and returns elements from the first non-empty list of several, waiting for one if none.", "7.0.0", "list", "O(N+M) where N is the number of provided keys and M is the number of elements returned."},
 	},
-})
-
-func init() { rewriters[store.KindList] = appendRewriteList }
+}})
 
 const (
 	errNoSuchKey      = "ERR no such key"

@@ -47,7 +47,7 @@ import (
 // and a rewrite's start does not fall inside one (startRewrite from cron
 // stops the world; BGREWRITEAOF inside EXEC is scheduled, as in Redis).
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{commands: []*command{
 	{
 		name: "multi", arity: 1, fn: cmdMulti,
 		flags: "noscript loading stale fast allow_busy", acl: "@fast @transaction",
@@ -74,7 +74,7 @@ var _ = registerFamily([]*command{
 		flags: "noscript loading stale fast allow_busy", acl: "@fast @transaction",
 		doc: commandDoc{"Forgets about watched keys of a transaction.", "2.2.0", "transactions", "O(1)"},
 	},
-})
+}})
 
 const (
 	errExecWithoutMulti    = "ERR EXEC without MULTI"

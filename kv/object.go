@@ -6,7 +6,7 @@ import (
 
 // COPY and OBJECT: the generic commands that look at a value of any type.
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{commands: []*command{
 	{
 		name: "copy", arity: -3, fn: cmdCopy, log: logAsIs,
 		flags: "write denyoom", acl: "@keyspace @write @slow",
@@ -47,7 +47,7 @@ var _ = registerFamily([]*command{
 		flags: "loading stale", acl: "@keyspace @slow",
 		doc: commandDoc{"Lists the OBJECT subcommands.", "6.2.0", "generic", "O(1)"},
 	},
-})
+}})
 
 // cmdCopy: COPY source destination [DB destination-db] [REPLACE]. Shoal has
 // database 0 only, so DB may name only it.

@@ -17,7 +17,7 @@ import (
 // it); SPOP as the SREM (or DEL) of what it popped, as Redis propagates it;
 // SMOVE and the *STORE commands after a DEL of the keys they found missing
 // or expired.
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{kind: store.KindSet, rewrite: appendRewriteSet, commands: []*command{
 	{
 		name: "sadd", arity: -3, fn: cmdSAdd, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @set @fast",
@@ -120,10 +120,9 @@ var _ = registerFamily([]*command{
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
 		doc: commandDoc{"Iterates over the members of a set.", "2.8.0", "set", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."},
 	},
-})
+}})
 
 func init() {
-	rewriters[store.KindSet] = appendRewriteSet
 	// A set is an input of ZUNION and its relatives, each member scoring 1.
 	setMembersOfSet = func(o store.Object, fn func(member []byte)) {
 		o.(*store.Set).Range(func(m []byte) bool { fn(m); return true })

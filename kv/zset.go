@@ -22,7 +22,7 @@ import (
 // keeps expired keys until the load ends, and would add to the old set);
 // the *STORE commands and ZMPOP after a DEL of the keys they found missing
 // or expired.
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{kind: store.KindZSet, rewrite: appendRewriteZSet, commands: []*command{
 	{
 		name: "zadd", arity: -4, fn: cmdZAdd, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @sortedset @fast",
@@ -215,9 +215,7 @@ var _ = registerFamily([]*command{
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
 		doc: commandDoc{"Iterates over the members and scores of a sorted set.", "2.8.0", "sorted-set", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."},
 	},
-})
-
-func init() { rewriters[store.KindZSet] = appendRewriteZSet }
+}})
 
 // appendRewriteZSet appends ZADD commands that rebuild o, with scores in
 // %.17g, which reads back as the same double.

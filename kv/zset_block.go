@@ -10,7 +10,7 @@ import (
 // of zset_pop.go. A served pop is logged as its effect, ZPOPMIN/ZPOPMAX of
 // the key it popped (with the count for BZMPOP), as Redis propagates it.
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{commands: []*command{
 	{
 		name: "bzpopmin", arity: -3, fn: cmdBZPopMin, log: logEffect,
 		flags: "write noscript blocking fast", acl: "@write @sortedset @fast @blocking",
@@ -29,7 +29,7 @@ var _ = registerFamily([]*command{
 		keySpecs: []keySpec{{flags: "RW access delete", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
 		doc:      commandDoc{"Removes and returns members from the first non-empty sorted set, waiting for one if none.", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."},
 	},
-})
+}})
 
 func cmdBZPopMin(h *Handler, cl *client, args [][]byte) { h.blockingZPop(cl, args, false) }
 func cmdBZPopMax(h *Handler, cl *client, args [][]byte) { h.blockingZPop(cl, args, true) }
