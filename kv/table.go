@@ -2,13 +2,24 @@ package kv
 
 import "github.com/shoalkv/shoal/internal/ascii"
 
-// commandTable is every command Shoal implements, one entry each: its
-// COMMAND INFO metadata exactly as redis-server 7.0 reports it (checked by
-// the differential tests), its function, and its COMMAND DOCS text
-// (summaries written for Shoal; since, group and complexity as Redis's,
-// checked by TestCommandDocsMatchRedis). Subcommands are named
-// "parent|sub" and follow their parent. To add a command, add its entry
-// here; init refuses an entry without a function or docs.
+// commandTable is the core commands: connection, server, string and
+// generic key commands. Every command, here or in a family's table, is one
+// entry that says all there is about it: its COMMAND INFO metadata exactly
+// as redis-server 7.0 reports it (checked by the differential tests), its
+// function, how the append-only file logs it (log: required with the write
+// flag, refused without it; aof.go), and its COMMAND DOCS text (summaries
+// written for Shoal; since, group and complexity as Redis's, checked by
+// TestCommandDocsMatchRedis). Subcommands are named "parent|sub" and follow
+// their parent.
+//
+// To add a command, add its entry to the table of its group, and nothing
+// elsewhere: here for the core; in its type's file for a hash, list, set or
+// sorted-set command (hash.go, list.go, set.go, zset.go; the blocking
+// sorted-set pops in zset_block.go); multi.go, pubsub.go or object.go for
+// transactions, pub/sub, COPY and OBJECT. A new data type is a new file
+// with one registerFamily(family{kind, rewrite, commands}) call, its AOF
+// rewriter included. init (indexFamilies) refuses an entry without a
+// function, docs or key specs, or whose log rule does not fit it.
 var commandTable = []*command{
 	{
 		name: "ping", arity: -1, fn: cmdPing,
