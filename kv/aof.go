@@ -37,13 +37,16 @@ import (
 // passes its keys' stripes first (callReader), so the records of the values
 // it shows are among those waited for.
 
-// logRule says how a write command is logged.
+// logRule says how a write command is logged: the log field of its table
+// entry, which every command with the write flag sets and no other does
+// (checkEntry).
 type logRule uint8
 
 const (
-	logAsIs      logRule = iota // unless the reply is an error
+	logNone      logRule = iota // not logged: commands without the write flag
+	logAsIs                     // unless the reply is an error
 	logRMW                      // as is, preceded by DEL if the key was missing or expired
-	logSet                      // SET key value [PXAT t] if it wrote; value index in the table below
+	logSet                      // SET key value [PXAT t] if it wrote
 	logSetNX                    // SET key value if the reply is :1
 	logSetEX                    // SETEX/PSETEX: SET key value PXAT t
 	logGetSet                   // SET key value
@@ -58,27 +61,18 @@ const (
 	logFlush                    // FLUSHALL; locks every stripe
 	logDelAbsent                // as is, preceded by DEL of those of its keys that were missing or expired
 	logEffect                   // the record the command left in aofState.effect (blocking pops, LMPOP)
+
+	numLogRules // not a rule: checkEntry refuses it and anything above
 )
 
-var logRules = map[string]logRule{
-	"set": logSet, "setnx": logSetNX, "setex": logSetEX, "psetex": logSetEX, "getset": logGetSet,
-	"getdel": logGetDel, "getex": logGetEx, "msetnx": logMSetNX,
-	"incr": logRMW, "decr": logRMW, "incrby": logRMW, "decrby": logRMW, "append": logRMW, "setrange": logRMW,
-	"incrbyfloat": logIncrFloat,
-	"expire":      logExpire, "pexpire": logExpire, "expireat": logExpire, "pexpireat": logExpire,
-	"persist": logIfOne, "del": logIfNonZero, "unlink": logIfNonZero, "renamenx": logRenameNX,
-	"flushall": logFlush, "flushdb": logFlush,
-	"lmpop": logEffect, "blpop": logEffect, "brpop": logEffect, "blmove": logEffect, "brpoplpush": logEffect,
-	"blmpop": logEffect,
-}
-
-func init() {
-	for _, cmd := range commandTable {
-		cmd.logged = hasWord(cmd.flags, "write")
-		cmd.reads = hasWord(cmd.flags, "readonly")
-		cmd.logRule = logRules[cmd.name]
-		cmd.movableKeys = hasWord(cmd.flags, "movablekeys")
+// readsKeyAt1 reports whether the rule takes args[1] as the command's key
+// (to test it before the command runs, or to log its state after).
+func (r logRule) readsKeyAt1() bool {
+	switch r {
+	case logRMW, logSet, logSetNX, logSetEX, logGetSet, logGetDel, logGetEx, logExpire, logRenameNX, logIncrFloat:
+		return true
 	}
+	return false
 }
 
 // aofState is a client's part in the append-only file.
@@ -152,10 +146,10 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 		h.copyBeforeWrite(cl)
 	}
 	absent := false
-	if cmd.logRule == logRMW {
+	if cmd.log == logRMW {
 		absent = h.store.PTTL(args[1]) == -2
 	}
-	if cmd.logRule == logDelAbsent {
+	if cmd.log == logDelAbsent {
 		cl.aof.absent = h.absentKeys(cl.aof.absent[:0], cmd, args)
 	}
 	start := len(cl.out)
@@ -166,7 +160,7 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 		return
 	}
 	dst := cl.aof.scratch[:0]
-	if cmd.logRule == logDelAbsent && len(cl.aof.absent) > 0 {
+	if cmd.log == logDelAbsent && len(cl.aof.absent) > 0 {
 		dst = aof.AppendHeader(dst, 1+len(cl.aof.absent))
 		dst = aof.AppendArg(dst, []byte("DEL"))
 		for _, i := range cl.aof.absent {
@@ -174,7 +168,7 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 		}
 	}
 	var rec []byte
-	if cmd.logRule == logEffect {
+	if cmd.log == logEffect {
 		rec = append(dst, cl.aof.effect...)
 	} else {
 		rec = h.record(dst, cmd, args, reply, absent)
@@ -215,7 +209,7 @@ func (h *Handler) absentKeys(dst []int, cmd *command, args [][]byte) []int {
 
 // record appends the log record of a command that succeeded.
 func (h *Handler) record(dst []byte, cmd *command, args [][]byte, reply []byte, absent bool) []byte {
-	switch cmd.logRule {
+	switch cmd.log {
 	case logRMW:
 		if absent {
 			dst = aof.AppendCommand(dst, []byte("DEL"), args[1])
@@ -367,7 +361,7 @@ func bulkPayload(reply []byte) ([]byte, bool) {
 func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 	s := cl.aof.stripes[:0]
 	switch {
-	case cmd.logRule == logFlush, cmd.reads && cmd.firstKey == 0:
+	case cmd.log == logFlush, cmd.reads && cmd.firstKey == 0:
 		for i := range h.stripes {
 			s = append(s, i)
 		}

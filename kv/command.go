@@ -5,13 +5,16 @@ import (
 	"strings"
 
 	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/store"
 )
 
-// command is everything Shoal knows about one command, written once in
-// commandTable: what COMMAND INFO reports (name, arity, flags, key positions,
-// ACL categories, tips and key specs, exactly as redis-server 7.0 reports
-// them), the function that runs it, and what COMMAND DOCS reports. init
-// checks every entry is complete and links subcommands to their parents.
+// command is everything Shoal knows about one command, written once in its
+// table entry (table.go's commandTable or a family's table, see
+// registerFamily): what COMMAND INFO reports (name, arity, flags, key
+// positions, ACL categories, tips and key specs, exactly as redis-server
+// 7.0 reports them), the function that runs it, how the append-only file
+// logs it, and what COMMAND DOCS reports. indexFamilies checks every entry
+// is complete and consistent and links subcommands to their parents.
 type command struct {
 	name     string      // lower case; subcommands are "parent|sub"
 	arity    int         // Redis arity: n exact, -n at least n (the name counts)
@@ -24,19 +27,19 @@ type command struct {
 	step     int
 	keySpecs []keySpec
 	doc      commandDoc
+	log      logRule // how the AOF logs it (aof.go); set exactly on commands with the write flag
 
-	// Derived by init from the fields above.
-	noAuth   bool                // runs before AUTH (flag no_auth)
-	parent   *command            // set on subcommands
-	subs     map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
-	subOrder []*command          // subs in table order, for COMMAND INFO
-	statsID  int                 // index into commandsByID and the per-loop counters
-	logged   bool                // write flag: logged to the append-only file (aof.go)
-	reads    bool                // readonly flag: waits for the log under appendfsync always (aof.go)
-	logRule  logRule             // how it is logged (aof.go)
+	// Derived by indexFamilies from the fields above.
+	noAuth bool // runs before AUTH (flag no_auth)
+	logged bool // write flag: logged to the append-only file (aof.go)
+	reads  bool // readonly flag: waits for the log under appendfsync always (aof.go)
 	// movableKeys: the key count is an argument (flag movablekeys; aof.go
 	// locks the stripes of the keys keyPositions finds).
 	movableKeys bool
+	parent      *command            // set on subcommands
+	subs        map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
+	subOrder    []*command          // subs in table order, for COMMAND INFO
+	statsID     int                 // index into commandsByID and the per-loop counters
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements
@@ -106,63 +109,167 @@ var (
 	commandsByID []*command          // every command and subcommand, by statsID
 )
 
-// registerFamily appends a data type's command table, kept in that type's
-// own file (kv/hash.go, kv/list.go, ...), to commandTable. Call it from a
-// package-level variable, var _ = registerFamily(...): those are
-// initialized before any init function reads commandTable.
-func registerFamily(table []*command) []*command {
-	commandTable = append(commandTable, table...)
-	return table
+// family is one registration of commands: the core commandTable, or a data
+// type's table kept in that type's own file (kv/hash.go, kv/list.go, ...)
+// with the AOF rewriter of its kind (rewrite.go), so that a new type is one
+// registerFamily call. A family of commands over other families' types
+// (MULTI, pub/sub, the blocking sorted-set pops) has no kind.
+type family struct {
+	kind     store.Kind  // the collection kind rewrite rebuilds; KindNone without one
+	rewrite  rewriteFunc // appends the commands that rebuild one value of kind
+	commands []*command
+}
+
+// families is every registered family, in COMMAND's order: the core table,
+// then registerFamily's in the order Go initializes the files.
+var families = []family{{commands: commandTable}}
+
+// registerFamily adds a data type's family. Call it from a package-level
+// variable, var _ = registerFamily(family{...}): those are initialized
+// before init indexes families.
+func registerFamily(f family) bool {
+	families = append(families, f)
+	return true
 }
 
 func init() {
-	var err error
-	if commands, commandOrder, err = indexCommands(commandTable); err != nil {
+	set, err := indexFamilies(families)
+	if err != nil {
 		panic("kv: " + err.Error())
 	}
-	for _, cmd := range commandOrder {
-		dispatchIdx.add(cmd)
-	}
-	for _, cmd := range commandTable {
-		cmd.statsID = len(commandsByID)
-		commandsByID = append(commandsByID, cmd)
-	}
+	set.install()
 }
 
-// indexCommands checks that every entry of table is complete (a function,
-// ACL categories, all four docs fields, key specs exactly when it has keys)
-// and links subcommands to their parents. It returns the top-level commands
-// by name and in table order.
-func indexCommands(table []*command) (byName map[string]*command, order []*command, err error) {
-	byName = make(map[string]*command, len(table))
-	for _, cmd := range table {
-		if cmd.fn == nil || cmd.acl == "" || cmd.doc.summary == "" || cmd.doc.since == "" || cmd.doc.group == "" || cmd.doc.complexity == "" {
-			return nil, nil, fmt.Errorf("command table entry %q lacks its function, ACL categories or docs", cmd.name)
-		}
-		if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) && !hasWord(cmd.flags, "movablekeys") {
-			return nil, nil, fmt.Errorf("command table entry %q has key positions without key specs or the reverse", cmd.name)
-		}
-		cmd.noAuth = hasWord(cmd.flags, "no_auth")
-		if parentName, sub, ok := strings.Cut(cmd.name, "|"); ok {
-			parent := byName[parentName]
-			if parent == nil {
-				return nil, nil, fmt.Errorf("subcommand %q before its parent", cmd.name)
-			}
-			cmd.parent = parent
-			if parent.subs == nil {
-				parent.subs = make(map[string]*command)
-			}
-			parent.subs[sub] = cmd
-			parent.subOrder = append(parent.subOrder, cmd)
-			continue
-		}
-		if byName[cmd.name] != nil {
-			return nil, nil, fmt.Errorf("command %q listed twice", cmd.name)
-		}
-		byName[cmd.name] = cmd
-		order = append(order, cmd)
+// commandSet is families indexed: the commands the package serves and the
+// rewriters of their kinds. Its commands are copies of the table entries,
+// so indexing never changes a table, and a test can index the real
+// families plus one of its own and install that for a while.
+type commandSet struct {
+	byName    map[string]*command // top-level commands by lower-case name
+	order     []*command          // top-level commands in table order
+	byID      []*command          // every command and subcommand, by statsID
+	dispatch  commandIndex
+	rewriters map[store.Kind]rewriteFunc
+}
+
+// install makes s the package's commands (commands, commandOrder,
+// dispatchIdx, commandsByID) and rewriters.
+func (s *commandSet) install() {
+	commands, commandOrder, dispatchIdx, commandsByID = s.byName, s.order, s.dispatch, s.byID
+	rewriters = s.rewriters
+}
+
+// indexFamilies checks every family (a rewriter exactly when it has a
+// collection kind, one family per kind) and every entry (see checkEntry),
+// links subcommands to their parents and numbers the commands in order.
+func indexFamilies(fams []family) (*commandSet, error) {
+	n := 0
+	for _, f := range fams {
+		n += len(f.commands)
 	}
-	return byName, order, nil
+	set := &commandSet{
+		byName:    make(map[string]*command, n),
+		byID:      make([]*command, 0, n),
+		rewriters: make(map[store.Kind]rewriteFunc),
+	}
+	for _, f := range fams {
+		if err := set.addRewriter(f); err != nil {
+			return nil, err
+		}
+		for _, entry := range f.commands {
+			// One allocation each, like the table's entries: in the
+			// 256-byte size class each command starts a cache line, and
+			// the fields dispatch reads fall in its first and last.
+			cmd := new(command)
+			*cmd = *entry
+			if err := checkEntry(cmd); err != nil {
+				return nil, err
+			}
+			if err := set.add(cmd); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return set, nil
+}
+
+// addRewriter records the rewriter of f's kind.
+func (s *commandSet) addRewriter(f family) error {
+	collection := f.kind != store.KindNone && f.kind != store.KindString
+	var first string
+	if len(f.commands) > 0 {
+		first = f.commands[0].name
+	}
+	switch {
+	case f.rewrite == nil && collection:
+		return fmt.Errorf("the family of %q has kind %s but no AOF rewriter", first, f.kind)
+	case f.rewrite != nil && !collection:
+		return fmt.Errorf("the family of %q has an AOF rewriter but no collection kind for it", first)
+	case s.rewriters[f.kind] != nil:
+		return fmt.Errorf("the family of %q registers a second AOF rewriter for kind %s", first, f.kind)
+	case f.rewrite != nil:
+		s.rewriters[f.kind] = f.rewrite
+	}
+	return nil
+}
+
+// checkEntry refuses an entry that lacks a piece (a function, ACL
+// categories, any of the four docs fields, key specs exactly when it has
+// keys) or whose log rule does not fit it, and derives its flag fields.
+func checkEntry(cmd *command) error {
+	if cmd.fn == nil || cmd.acl == "" || cmd.doc.summary == "" || cmd.doc.since == "" || cmd.doc.group == "" || cmd.doc.complexity == "" {
+		return fmt.Errorf("command table entry %q lacks its function, ACL categories or docs", cmd.name)
+	}
+	cmd.noAuth = hasWord(cmd.flags, "no_auth")
+	cmd.logged = hasWord(cmd.flags, "write")
+	cmd.reads = hasWord(cmd.flags, "readonly")
+	cmd.movableKeys = hasWord(cmd.flags, "movablekeys")
+	if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) && !cmd.movableKeys {
+		return fmt.Errorf("command table entry %q has key positions without key specs or the reverse", cmd.name)
+	}
+	switch {
+	case cmd.log >= numLogRules:
+		return fmt.Errorf("command table entry %q has log rule %d, which does not exist", cmd.name, cmd.log)
+	case cmd.logged && cmd.log == logNone:
+		return fmt.Errorf("command table entry %q has the write flag but no log rule: say how the append-only file logs it (log: logAsIs, ...)", cmd.name)
+	case !cmd.logged && cmd.log != logNone:
+		return fmt.Errorf("command table entry %q has a log rule but not the write flag; only writes are logged", cmd.name)
+	case cmd.log.readsKeyAt1() && cmd.firstKey != 1:
+		return fmt.Errorf("command table entry %q: its log rule reads the key at position 1, but its first key is at %d", cmd.name, cmd.firstKey)
+	case cmd.log == logDelAbsent && cmd.firstKey == 0 && !cmd.movableKeys:
+		return fmt.Errorf("command table entry %q: log rule logDelAbsent needs key positions or movable keys", cmd.name)
+	}
+	return nil
+}
+
+// add links cmd to its parent (a subcommand) or enters it by name, and
+// numbers it.
+func (s *commandSet) add(cmd *command) error {
+	if parentName, sub, ok := strings.Cut(cmd.name, "|"); ok {
+		parent := s.byName[parentName]
+		if parent == nil {
+			return fmt.Errorf("subcommand %q before its parent", cmd.name)
+		}
+		cmd.parent = parent
+		if parent.subs == nil {
+			parent.subs = make(map[string]*command)
+		}
+		if parent.subs[sub] != nil {
+			return fmt.Errorf("subcommand %q listed twice", cmd.name)
+		}
+		parent.subs[sub] = cmd
+		parent.subOrder = append(parent.subOrder, cmd)
+	} else {
+		if s.byName[cmd.name] != nil {
+			return fmt.Errorf("command %q listed twice", cmd.name)
+		}
+		s.byName[cmd.name] = cmd
+		s.order = append(s.order, cmd)
+		s.dispatch.add(cmd)
+	}
+	cmd.statsID = len(s.byID)
+	s.byID = append(s.byID, cmd)
+	return nil
 }
 
 // hasWord reports whether the space-separated list has w as one of its words.

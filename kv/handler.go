@@ -386,7 +386,7 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	}
 	var flushed [][]byte
 	flushChecked := false
-	if cmd.logged && cmd.logRule == logFlush && h.watches.active.Load() != 0 {
+	if cmd.logged && cmd.log == logFlush && h.watches.active.Load() != 0 {
 		flushed, flushChecked = h.watchedExisting(), true
 	}
 	replyStart := len(cl.out)

@@ -11,21 +11,26 @@ import (
 
 // Hashes: the commands of Redis 7.0's hash group, over store.Hash.
 
-var _ = registerFamily([]*command{
+// The hash family. Its writes are logged (each entry's log) as they are,
+// preceded by a DEL when they met a missing or expired key (a replay keeps
+// expired keys until the load ends, and would add to the old hash); HDEL
+// only when it deleted something; HINCRBYFLOAT as an HSET of its result, as
+// Redis propagates it.
+var _ = registerFamily(family{kind: store.KindHash, rewrite: appendRewriteHash, commands: []*command{
 	{
-		name: "hset", arity: -4, fn: cmdHSet,
+		name: "hset", arity: -4, fn: cmdHSet, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @hash @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets fields of a hash, creating it if needed.", "2.0.0", "hash", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs."},
 	},
 	{
-		name: "hsetnx", arity: 4, fn: cmdHSetNX,
+		name: "hsetnx", arity: 4, fn: cmdHSetNX, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @hash @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a field of a hash only if the field does not exist yet.", "2.0.0", "hash", "O(1)"},
 	},
 	{
-		name: "hmset", arity: -4, fn: cmdHMSet,
+		name: "hmset", arity: -4, fn: cmdHMSet, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @hash @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets fields of a hash (deprecated: HSET does the same).", "2.0.0", "hash", "O(N) where N is the number of fields being set."},
@@ -49,7 +54,7 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Returns every field and value of a hash.", "2.0.0", "hash", "O(N) where N is the size of the hash."},
 	},
 	{
-		name: "hdel", arity: -3, fn: cmdHDel,
+		name: "hdel", arity: -3, fn: cmdHDel, log: logIfNonZero,
 		flags: "write fast", acl: "@write @hash @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Deletes fields of a hash; an emptied hash is deleted.", "2.0.0", "hash", "O(N) where N is the number of fields to be removed."},
@@ -61,13 +66,13 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Tells whether a hash has a field.", "2.0.0", "hash", "O(1)"},
 	},
 	{
-		name: "hincrby", arity: 4, fn: cmdHIncrBy,
+		name: "hincrby", arity: 4, fn: cmdHIncrBy, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @hash @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Adds an integer to the integer value of a hash field.", "2.0.0", "hash", "O(1)"},
 	},
 	{
-		name: "hincrbyfloat", arity: 4, fn: cmdHIncrByFloat,
+		name: "hincrbyfloat", arity: 4, fn: cmdHIncrByFloat, log: logEffect,
 		flags: "write denyoom fast", acl: "@write @hash @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Adds a floating-point number to the value of a hash field.", "2.6.0", "hash", "O(1)"},
@@ -108,22 +113,7 @@ var _ = registerFamily([]*command{
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
 		doc: commandDoc{"Returns random fields of a hash, with their values if asked.", "6.2.0", "hash", "O(N) where N is the number of fields returned"},
 	},
-})
-
-// How the hash writes are logged: as they are, preceded by a DEL when they
-// met a missing or expired key (a replay keeps expired keys until the load
-// ends, and would add to the old hash); HDEL only when it deleted something;
-// HINCRBYFLOAT as an HSET of its result, as Redis propagates it.
-var _ = func() bool {
-	for _, name := range []string{"hset", "hmset", "hsetnx", "hincrby"} {
-		logRules[name] = logRMW
-	}
-	logRules["hdel"] = logIfNonZero
-	logRules["hincrbyfloat"] = logEffect
-	return true
-}()
-
-func init() { rewriters[store.KindHash] = appendRewriteHash }
+}})
 
 // appendRewriteHash appends HSET commands that rebuild o.
 func appendRewriteHash(dst, key []byte, o store.Object) []byte {

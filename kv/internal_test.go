@@ -53,7 +53,9 @@ func TestCommandIndexAgreesWithMap(t *testing.T) {
 }
 
 // TestIncompleteCommandEntryIsRefused: an entry that forgets a piece (its
-// function, its docs, its key specs) or repeats a name stops the package
+// function, its docs, its key specs, the log rule of a write), has a piece
+// that does not fit (a log rule on a command that does not write, or one
+// that needs a key where it has none) or repeats a name stops the package
 // from loading instead of serving a command with half a description.
 func TestIncompleteCommandEntryIsRefused(t *testing.T) {
 	full := func() *command {
@@ -61,28 +63,39 @@ func TestIncompleteCommandEntryIsRefused(t *testing.T) {
 			firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO", index: 1, keyStep: 1}},
 			doc: commandDoc{"s", "1.0.0", "string", "O(1)"}}
 	}
-	if _, order, err := indexCommands([]*command{full()}); err != nil || len(order) != 1 {
-		t.Fatalf("a complete entry: %v, %d commands", err, len(order))
+	index := func(cmds ...*command) (*commandSet, error) { return indexFamilies([]family{{commands: cmds}}) }
+	if set, err := index(full()); err != nil || len(set.order) != 1 {
+		t.Fatalf("a complete entry: %v", err)
+	}
+	write := full()
+	write.flags, write.log = "write", logRMW
+	if _, err := index(write); err != nil {
+		t.Fatalf("a complete write: %v", err)
 	}
 	for what, breakIt := range map[string]func(c *command){
-		"no function":       func(c *command) { c.fn = nil },
-		"no summary":        func(c *command) { c.doc.summary = "" },
-		"no complexity":     func(c *command) { c.doc.complexity = "" },
-		"no ACL categories": func(c *command) { c.acl = "" },
-		"no key specs":      func(c *command) { c.keySpecs = nil },
+		"no function":                func(c *command) { c.fn = nil },
+		"no summary":                 func(c *command) { c.doc.summary = "" },
+		"no complexity":              func(c *command) { c.doc.complexity = "" },
+		"no ACL categories":          func(c *command) { c.acl = "" },
+		"no key specs":               func(c *command) { c.keySpecs = nil },
+		"a write without a log rule": func(c *command) { c.flags = "write fast" },
+		"a log rule on a read":       func(c *command) { c.log = logAsIs },
+		"a log rule that is no rule": func(c *command) { c.flags, c.log = "write", numLogRules },
+		"logRMW with no key at 1":    func(c *command) { c.flags, c.log, c.firstKey, c.keySpecs[0].index = "write", logRMW, 2, 2 },
+		"logDelAbsent with no keys":  func(c *command) { c.flags, c.log, c.firstKey, c.keySpecs = "write", logDelAbsent, 0, nil },
 	} {
 		c := full()
 		breakIt(c)
-		if _, _, err := indexCommands([]*command{c}); err == nil || !strings.Contains(err.Error(), `"get"`) {
+		if _, err := index(c); err == nil || !strings.Contains(err.Error(), `"get"`) {
 			t.Errorf("%s: error %v, want one naming the command", what, err)
 		}
 	}
-	if _, _, err := indexCommands([]*command{full(), full()}); err == nil {
+	if _, err := index(full(), full()); err == nil {
 		t.Error("a command listed twice was accepted")
 	}
 	orphan := full()
 	orphan.name, orphan.firstKey, orphan.keySpecs = "nope|sub", 0, nil
-	if _, _, err := indexCommands([]*command{orphan}); err == nil {
+	if _, err := index(orphan); err == nil {
 		t.Error("a subcommand without its parent was accepted")
 	}
 }

@@ -14,39 +14,39 @@ import (
 // BLMPOP) park the client through blocking.go and are served by the push
 // that makes one of their keys a list.
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{kind: store.KindList, rewrite: appendRewriteList, commands: []*command{
 	{
-		name: "lpush", arity: -3, fn: cmdLPush,
+		name: "lpush", arity: -3, fn: cmdLPush, log: logAsIs,
 		flags: "write denyoom fast", acl: "@write @list @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Inserts elements at the head of a list, creating it if needed.", "1.0.0", "list", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."},
 	},
 	{
-		name: "rpush", arity: -3, fn: cmdRPush,
+		name: "rpush", arity: -3, fn: cmdRPush, log: logAsIs,
 		flags: "write denyoom fast", acl: "@write @list @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Appends elements to the tail of a list, creating it if needed.", "1.0.0", "list", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."},
 	},
 	{
-		name: "lpushx", arity: -3, fn: cmdLPushX,
+		name: "lpushx", arity: -3, fn: cmdLPushX, log: logAsIs,
 		flags: "write denyoom fast", acl: "@write @list @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Inserts elements at the head of a list that exists.", "2.2.0", "list", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."},
 	},
 	{
-		name: "rpushx", arity: -3, fn: cmdRPushX,
+		name: "rpushx", arity: -3, fn: cmdRPushX, log: logAsIs,
 		flags: "write denyoom fast", acl: "@write @list @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Appends elements to the tail of a list that exists.", "2.2.0", "list", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."},
 	},
 	{
-		name: "lpop", arity: -2, fn: cmdLPop,
+		name: "lpop", arity: -2, fn: cmdLPop, log: logAsIs,
 		flags: "write fast", acl: "@write @list @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes and returns elements from the head of a list.", "1.0.0", "list", "O(N) where N is the number of elements returned"},
 	},
 	{
-		name: "rpop", arity: -2, fn: cmdRPop,
+		name: "rpop", arity: -2, fn: cmdRPop, log: logAsIs,
 		flags: "write fast", acl: "@write @list @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes and returns elements from the tail of a list.", "1.0.0", "list", "O(N) where N is the number of elements returned"},
@@ -64,7 +64,7 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Returns the element of a list at an index.", "1.0.0", "list", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1)."},
 	},
 	{
-		name: "linsert", arity: 5, fn: cmdLInsert,
+		name: "linsert", arity: 5, fn: cmdLInsert, log: logAsIs,
 		flags: "write denyoom", acl: "@write @list @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Inserts an element before or after a pivot element of a list.", "2.2.0", "list", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N)."},
@@ -76,19 +76,19 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Returns the number of elements of a list.", "1.0.0", "list", "O(1)"},
 	},
 	{
-		name: "lrem", arity: 4, fn: cmdLRem,
+		name: "lrem", arity: 4, fn: cmdLRem, log: logAsIs,
 		flags: "write", acl: "@write @list @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes occurrences of an element from a list.", "1.0.0", "list", "O(N+M) where N is the length of the list and M is the number of elements removed."},
 	},
 	{
-		name: "lset", arity: 4, fn: cmdLSet,
+		name: "lset", arity: 4, fn: cmdLSet, log: logAsIs,
 		flags: "write denyoom", acl: "@write @list @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Replaces the element of a list at an index.", "1.0.0", "list", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1)."},
 	},
 	{
-		name: "ltrim", arity: 4, fn: cmdLTrim,
+		name: "ltrim", arity: 4, fn: cmdLTrim, log: logAsIs,
 		flags: "write", acl: "@write @list @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Keeps only the elements of a list between two indexes.", "1.0.0", "list", "O(N) where N is the number of elements to be removed by the operation."},
@@ -100,56 +100,54 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Returns the indexes of the elements of a list equal to a value.", "6.0.6", "list", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time."},
 	},
 	{
-		name: "lmove", arity: 5, fn: cmdLMove,
+		name: "lmove", arity: 5, fn: cmdLMove, log: logAsIs,
 		flags: "write denyoom", acl: "@write @list @slow",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}, {flags: "RW insert", index: 2, keyStep: 1}},
 		doc: commandDoc{"Moves an element from one end of a list to an end of another.", "6.2.0", "list", "O(1)"},
 	},
 	{
-		name: "rpoplpush", arity: 3, fn: cmdRPopLPush,
+		name: "rpoplpush", arity: 3, fn: cmdRPopLPush, log: logAsIs,
 		flags: "write denyoom", acl: "@write @list @slow",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}, {flags: "RW insert", index: 2, keyStep: 1}},
 		doc: commandDoc{"Moves the tail element of a list to the head of another.", "1.2.0", "list", "O(1)"},
 	},
 	{
-		name: "lmpop", arity: -4, fn: cmdLMPop,
+		name: "lmpop", arity: -4, fn: cmdLMPop, log: logEffect,
 		flags: "write movablekeys", acl: "@write @list @slow",
 		keySpecs: []keySpec{{flags: "RW access delete", index: 1, keynum: true, keynumIdx: 0, firstKeyIdx: 1, keyStep: 1}},
 		doc:      commandDoc{"Removes and returns elements from the first non-empty list of several.", "7.0.0", "list", "O(N+M) where N is the number of provided keys and M is the number of elements returned."},
 	},
 	{
-		name: "blpop", arity: -3, fn: cmdBLPop,
+		name: "blpop", arity: -3, fn: cmdBLPop, log: logEffect,
 		flags: "write noscript blocking", acl: "@write @list @slow @blocking",
 		firstKey: 1, lastKey: -2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, lastKey: -2, keyStep: 1}},
 		doc: commandDoc{"Removes and returns the head element of the first non-empty list, waiting for one if none.", "2.0.0", "list", "O(N) where N is the number of provided keys."},
 	},
 	{
-		name: "brpop", arity: -3, fn: cmdBRPop,
+		name: "brpop", arity: -3, fn: cmdBRPop, log: logEffect,
 		flags: "write noscript blocking", acl: "@write @list @slow @blocking",
 		firstKey: 1, lastKey: -2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, lastKey: -2, keyStep: 1}},
 		doc: commandDoc{"Removes and returns the tail element of the first non-empty list, waiting for one if none.", "2.0.0", "list", "O(N) where N is the number of provided keys."},
 	},
 	{
-		name: "blmove", arity: 6, fn: cmdBLMove,
+		name: "blmove", arity: 6, fn: cmdBLMove, log: logEffect,
 		flags: "write denyoom noscript blocking", acl: "@write @list @slow @blocking",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}, {flags: "RW insert", index: 2, keyStep: 1}},
 		doc: commandDoc{"Moves an element between lists, waiting for the source to have one.", "6.2.0", "list", "O(1)"},
 	},
 	{
-		name: "brpoplpush", arity: 4, fn: cmdBRPopLPush,
+		name: "brpoplpush", arity: 4, fn: cmdBRPopLPush, log: logEffect,
 		flags: "write denyoom noscript blocking", acl: "@write @list @slow @blocking",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}, {flags: "RW insert", index: 2, keyStep: 1}},
 		doc: commandDoc{"Moves the tail element of a list to the head of another, waiting for one.", "2.2.0", "list", "O(1)"},
 	},
 	{
-		name: "blmpop", arity: -5, fn: cmdBLMPop,
+		name: "blmpop", arity: -5, fn: cmdBLMPop, log: logEffect,
 		flags: "write blocking movablekeys", acl: "@write @list @slow @blocking",
 		keySpecs: []keySpec{{flags: "RW access delete", index: 2, keynum: true, keynumIdx: 0, firstKeyIdx: 1, keyStep: 1}},
 		doc:      commandDoc{"Removes and returns elements from the first non-empty list of several, waiting for one if none.", "7.0.0", "list", "O(N+M) where N is the number of provided keys and M is the number of elements returned."},
 	},
-})
-
-func init() { rewriters[store.KindList] = appendRewriteList }
+}})
 
 const (
 	errNoSuchKey      = "ERR no such key"

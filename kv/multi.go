@@ -47,7 +47,7 @@ import (
 // and a rewrite's start does not fall inside one (startRewrite from cron
 // stops the world; BGREWRITEAOF inside EXEC is scheduled, as in Redis).
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{commands: []*command{
 	{
 		name: "multi", arity: 1, fn: cmdMulti,
 		flags: "noscript loading stale fast allow_busy", acl: "@fast @transaction",
@@ -74,7 +74,7 @@ var _ = registerFamily([]*command{
 		flags: "noscript loading stale fast allow_busy", acl: "@fast @transaction",
 		doc: commandDoc{"Forgets about watched keys of a transaction.", "2.2.0", "transactions", "O(1)"},
 	},
-})
+}})
 
 const (
 	errExecWithoutMulti    = "ERR EXEC without MULTI"
@@ -560,7 +560,7 @@ func (h *Handler) touchWritten(cmd *command, args [][]byte, reply []byte, flushe
 		return
 	}
 	switch {
-	case cmd.logRule == logFlush:
+	case cmd.log == logFlush:
 		if !flushChecked {
 			h.touchAll() // WATCH ran while the flush did: be safe
 			return
@@ -586,7 +586,7 @@ func (h *Handler) touchWritten(cmd *command, args [][]byte, reply []byte, flushe
 // wroteSomething reports, from a successful reply, whether a conditional
 // write changed anything; the same conditions decide whether it is logged.
 func wroteSomething(cmd *command, args [][]byte, reply []byte) bool {
-	switch cmd.logRule {
+	switch cmd.log {
 	case logSet:
 		return setWrote(args, reply)
 	case logSetNX, logMSetNX, logExpire, logIfOne, logRenameNX:

@@ -6,9 +6,9 @@ import (
 
 // COPY and OBJECT: the generic commands that look at a value of any type.
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{commands: []*command{
 	{
-		name: "copy", arity: -3, fn: cmdCopy,
+		name: "copy", arity: -3, fn: cmdCopy, log: logAsIs,
 		flags: "write denyoom", acl: "@keyspace @write @slow",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}, {flags: "OW update", index: 2, keyStep: 1}},
 		doc: commandDoc{"Copies the value of a key to a new key.", "6.2.0", "generic", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values."},
@@ -47,7 +47,7 @@ var _ = registerFamily([]*command{
 		flags: "loading stale", acl: "@keyspace @slow",
 		doc: commandDoc{"Lists the OBJECT subcommands.", "6.2.0", "generic", "O(1)"},
 	},
-})
+}})
 
 // cmdCopy: COPY source destination [DB destination-db] [REPLACE]. Shoal has
 // database 0 only, so DB may name only it.

@@ -29,7 +29,7 @@ import (
 // (UN)SUBSCRIBE replies and messages it publishes to itself first take the
 // mailbox's content into the reply stream, so they keep Redis's order.
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{commands: []*command{
 	{
 		name: "subscribe", arity: -2, fn: cmdSubscribe,
 		flags: "pubsub noscript loading stale", acl: "@pubsub @slow",
@@ -108,7 +108,7 @@ var _ = registerFamily([]*command{
 		flags: "loading stale", acl: "@slow",
 		doc: commandDoc{"Returns helpful text about the different subcommands.", "6.2.0", "pubsub", "O(1)"},
 	},
-})
+}})
 
 // space is one of the three namespaces of subscriptions.
 type space uint8

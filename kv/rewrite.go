@@ -143,9 +143,13 @@ func (h *Handler) copyShard(dst []byte, i int) []byte {
 	return dst
 }
 
-// rewriters appends the commands that rebuild a collection, by kind; each
-// data type's file registers its own (kv/hash.go, kv/list.go, ...).
-var rewriters = map[store.Kind]func(dst, key []byte, o store.Object) []byte{}
+// rewriteFunc appends the commands that rebuild key's collection o.
+type rewriteFunc func(dst, key []byte, o store.Object) []byte
+
+// rewriters holds the rewriteFunc of each collection kind, from the
+// families that register them (registerFamily in kv/hash.go, kv/list.go,
+// ...).
+var rewriters map[store.Kind]rewriteFunc
 
 // rewriteBatch is how many elements one rewritten command carries, as
 // Redis's AOF_REWRITE_ITEMS_PER_CMD.

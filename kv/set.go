@@ -12,15 +12,20 @@ import (
 // The set family (Redis 7.0's t_set.c) over store.Set: intset while every
 // member is an integer (up to 512), else a pointer-free hashtable.
 
-var _ = registerFamily([]*command{
+// The set family. Its writes are logged (each entry's log): SADD and SREM as
+// they are, after a DEL when they met an expired key (a replay still holds
+// it); SPOP as the SREM (or DEL) of what it popped, as Redis propagates it;
+// SMOVE and the *STORE commands after a DEL of the keys they found missing
+// or expired.
+var _ = registerFamily(family{kind: store.KindSet, rewrite: appendRewriteSet, commands: []*command{
 	{
-		name: "sadd", arity: -3, fn: cmdSAdd,
+		name: "sadd", arity: -3, fn: cmdSAdd, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @set @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Adds members to a set, creating it if needed.", "1.0.0", "set", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."},
 	},
 	{
-		name: "srem", arity: -3, fn: cmdSRem,
+		name: "srem", arity: -3, fn: cmdSRem, log: logRMW,
 		flags: "write fast", acl: "@write @set @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes members from a set; an emptied set is deleted.", "1.0.0", "set", "O(N) where N is the number of members to be removed."},
@@ -50,7 +55,7 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Returns the number of members of a set.", "1.0.0", "set", "O(1)"},
 	},
 	{
-		name: "spop", arity: -2, fn: cmdSPop,
+		name: "spop", arity: -2, fn: cmdSPop, log: logEffect,
 		flags: "write fast", acl: "@write @set @fast", tips: "nondeterministic_output",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes and returns random members of a set.", "1.0.0", "set", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count."},
@@ -80,19 +85,19 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Returns the members of the first set that are in none of the others.", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets."},
 	},
 	{
-		name: "sinterstore", arity: -3, fn: cmdSInterStore,
+		name: "sinterstore", arity: -3, fn: cmdSInterStore, log: logDelAbsent,
 		flags: "write denyoom", acl: "@write @set @slow",
 		firstKey: 1, lastKey: -1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}, {flags: "RO access", index: 2, lastKey: -1, keyStep: 1}},
 		doc: commandDoc{"Stores the intersection of sets in a key.", "1.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."},
 	},
 	{
-		name: "sunionstore", arity: -3, fn: cmdSUnionStore,
+		name: "sunionstore", arity: -3, fn: cmdSUnionStore, log: logDelAbsent,
 		flags: "write denyoom", acl: "@write @set @slow",
 		firstKey: 1, lastKey: -1, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}, {flags: "RO access", index: 2, lastKey: -1, keyStep: 1}},
 		doc: commandDoc{"Stores the union of sets in a key.", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets."},
 	},
 	{
-		name: "sdiffstore", arity: -3, fn: cmdSDiffStore,
+		name: "sdiffstore", arity: -3, fn: cmdSDiffStore, log: logDelAbsent,
 		flags: "write denyoom", acl: "@write @set @slow",
 		firstKey: 1, lastKey: -1, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}, {flags: "RO access", index: 2, lastKey: -1, keyStep: 1}},
 		doc: commandDoc{"Stores the difference of sets in a key.", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets."},
@@ -104,7 +109,7 @@ var _ = registerFamily([]*command{
 		doc:      commandDoc{"Returns the number of members of the intersection of sets.", "7.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."},
 	},
 	{
-		name: "smove", arity: 4, fn: cmdSMove,
+		name: "smove", arity: 4, fn: cmdSMove, log: logDelAbsent,
 		flags: "write fast", acl: "@write @set @fast",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}, {flags: "RW insert", index: 2, keyStep: 1}},
 		doc: commandDoc{"Moves a member from one set to another.", "1.0.0", "set", "O(1)"},
@@ -115,23 +120,9 @@ var _ = registerFamily([]*command{
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
 		doc: commandDoc{"Iterates over the members of a set.", "2.8.0", "set", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."},
 	},
-})
-
-// How set writes are logged: SADD and SREM as they are, after a DEL when
-// they met an expired key (a replay still holds it); SPOP as the SREM (or
-// DEL) of what it popped, as Redis propagates it; SMOVE and the *STORE
-// commands after a DEL of the keys they found missing or expired.
-var _ = func() bool {
-	logRules["sadd"], logRules["srem"] = logRMW, logRMW
-	logRules["spop"] = logEffect
-	for _, name := range []string{"smove", "sinterstore", "sunionstore", "sdiffstore"} {
-		logRules[name] = logDelAbsent
-	}
-	return true
-}()
+}})
 
 func init() {
-	rewriters[store.KindSet] = appendRewriteSet
 	// A set is an input of ZUNION and its relatives, each member scoring 1.
 	setMembersOfSet = func(o store.Object, fn func(member []byte)) {
 		o.(*store.Set).Range(func(m []byte) bool { fn(m); return true })

@@ -2,13 +2,24 @@ package kv
 
 import "github.com/shoalkv/shoal/internal/ascii"
 
-// commandTable is every command Shoal implements, one entry each: its
-// COMMAND INFO metadata exactly as redis-server 7.0 reports it (checked by
-// the differential tests), its function, and its COMMAND DOCS text
-// (summaries written for Shoal; since, group and complexity as Redis's,
-// checked by TestCommandDocsMatchRedis). Subcommands are named
-// "parent|sub" and follow their parent. To add a command, add its entry
-// here; init refuses an entry without a function or docs.
+// commandTable is the core commands: connection, server, string and
+// generic key commands. Every command, here or in a family's table, is one
+// entry that says all there is about it: its COMMAND INFO metadata exactly
+// as redis-server 7.0 reports it (checked by the differential tests), its
+// function, how the append-only file logs it (log: required with the write
+// flag, refused without it; aof.go), and its COMMAND DOCS text (summaries
+// written for Shoal; since, group and complexity as Redis's, checked by
+// TestCommandDocsMatchRedis). Subcommands are named "parent|sub" and follow
+// their parent.
+//
+// To add a command, add its entry to the table of its group, and nothing
+// elsewhere: here for the core; in its type's file for a hash, list, set or
+// sorted-set command (hash.go, list.go, set.go, zset.go; the blocking
+// sorted-set pops in zset_block.go); multi.go, pubsub.go or object.go for
+// transactions, pub/sub, COPY and OBJECT. A new data type is a new file
+// with one registerFamily(family{kind, rewrite, commands}) call, its AOF
+// rewriter included. init (indexFamilies) refuses an entry without a
+// function, docs or key specs, or whose log rule does not fit it.
 var commandTable = []*command{
 	{
 		name: "ping", arity: -1, fn: cmdPing,
@@ -126,13 +137,13 @@ var commandTable = []*command{
 		doc: commandDoc{"Returns the number of keys.", "1.0.0", "server", "O(1)"},
 	},
 	{
-		name: "flushdb", arity: -1, fn: cmdFlush,
+		name: "flushdb", arity: -1, fn: cmdFlush, log: logFlush,
 		flags: "write", acl: "@keyspace @write @slow @dangerous", tips: "request_policy:all_shards response_policy:all_succeeded",
 		doc: commandDoc{"Deletes every key.", "1.0.0", "server",
 			"O(N) where N is the number of keys in the selected database"},
 	},
 	{
-		name: "flushall", arity: -1, fn: cmdFlush,
+		name: "flushall", arity: -1, fn: cmdFlush, log: logFlush,
 		flags: "write", acl: "@keyspace @write @slow @dangerous", tips: "request_policy:all_shards response_policy:all_succeeded",
 		doc: commandDoc{"Deletes every key.", "1.0.0", "server",
 			"O(N) where N is the total number of keys in all databases"},
@@ -186,43 +197,43 @@ var commandTable = []*command{
 		doc: commandDoc{"Returns a key's string value.", "1.0.0", "string", "O(1)"},
 	},
 	{
-		name: "set", arity: -3, fn: cmdSet,
+		name: "set", arity: -3, fn: cmdSet, log: logSet,
 		flags: "write denyoom", acl: "@write @string @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{notes: "RW and ACCESS due to the optional `GET` argument", flags: "RW access update variable_flags", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key's string value, with expiry and conditions.", "1.0.0", "string", "O(1)"},
 	},
 	{
-		name: "setnx", arity: 3, fn: cmdSetNX,
+		name: "setnx", arity: 3, fn: cmdSetNX, log: logSetNX,
 		flags: "write denyoom fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "OW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key only if it does not exist.", "1.0.0", "string", "O(1)"},
 	},
 	{
-		name: "setex", arity: 4, fn: cmdSetEX,
+		name: "setex", arity: 4, fn: cmdSetEX, log: logSetEX,
 		flags: "write denyoom", acl: "@write @string @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key with an expiry in seconds.", "2.0.0", "string", "O(1)"},
 	},
 	{
-		name: "psetex", arity: 4, fn: cmdPSetEX,
+		name: "psetex", arity: 4, fn: cmdPSetEX, log: logSetEX,
 		flags: "write denyoom", acl: "@write @string @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key with an expiry in milliseconds.", "2.6.0", "string", "O(1)"},
 	},
 	{
-		name: "getset", arity: 3, fn: cmdGetSet,
+		name: "getset", arity: 3, fn: cmdGetSet, log: logGetSet,
 		flags: "write denyoom fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key and returns its old value.", "1.0.0", "string", "O(1)"},
 	},
 	{
-		name: "getdel", arity: 2, fn: cmdGetDel,
+		name: "getdel", arity: 2, fn: cmdGetDel, log: logGetDel,
 		flags: "write fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Returns a key's value and deletes it.", "6.2.0", "string", "O(1)"},
 	},
 	{
-		name: "getex", arity: -2, fn: cmdGetEx,
+		name: "getex", arity: -2, fn: cmdGetEx, log: logGetEx,
 		flags: "write fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{notes: "RW and UPDATE because it changes the TTL", flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Returns a key's value and changes its expiry.", "6.2.0", "string", "O(1)"},
@@ -234,49 +245,49 @@ var commandTable = []*command{
 		doc: commandDoc{"Returns the values of several keys.", "1.0.0", "string", "O(N) where N is the number of keys to retrieve."},
 	},
 	{
-		name: "mset", arity: -3, fn: cmdMSet,
+		name: "mset", arity: -3, fn: cmdMSet, log: logAsIs,
 		flags: "write denyoom", acl: "@write @string @slow", tips: "request_policy:multi_shard response_policy:all_succeeded",
 		firstKey: 1, lastKey: -1, step: 2, keySpecs: []keySpec{{flags: "OW update", index: 1, lastKey: -1, keyStep: 2}},
 		doc: commandDoc{"Sets several keys atomically.", "1.0.1", "string", "O(N) where N is the number of keys to set."},
 	},
 	{
-		name: "msetnx", arity: -3, fn: cmdMSetNX,
+		name: "msetnx", arity: -3, fn: cmdMSetNX, log: logMSetNX,
 		flags: "write denyoom", acl: "@write @string @slow", tips: "request_policy:multi_shard response_policy:agg_min",
 		firstKey: 1, lastKey: -1, step: 2, keySpecs: []keySpec{{flags: "OW insert", index: 1, lastKey: -1, keyStep: 2}},
 		doc: commandDoc{"Sets several keys only if none exists.", "1.0.1", "string", "O(N) where N is the number of keys to set."},
 	},
 	{
-		name: "incr", arity: 2, fn: cmdIncr,
+		name: "incr", arity: 2, fn: cmdIncr, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Adds one to an integer value.", "1.0.0", "string", "O(1)"},
 	},
 	{
-		name: "incrby", arity: 3, fn: cmdIncrBy,
+		name: "incrby", arity: 3, fn: cmdIncrBy, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Adds to an integer value.", "1.0.0", "string", "O(1)"},
 	},
 	{
-		name: "incrbyfloat", arity: 3, fn: cmdIncrByFloat,
+		name: "incrbyfloat", arity: 3, fn: cmdIncrByFloat, log: logIncrFloat,
 		flags: "write denyoom fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Adds to a floating point value.", "2.6.0", "string", "O(1)"},
 	},
 	{
-		name: "decr", arity: 2, fn: cmdDecr,
+		name: "decr", arity: 2, fn: cmdDecr, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Subtracts one from an integer value.", "1.0.0", "string", "O(1)"},
 	},
 	{
-		name: "decrby", arity: 3, fn: cmdDecrBy,
+		name: "decrby", arity: 3, fn: cmdDecrBy, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Subtracts from an integer value.", "1.0.0", "string", "O(1)"},
 	},
 	{
-		name: "append", arity: 3, fn: cmdAppend,
+		name: "append", arity: 3, fn: cmdAppend, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @string @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW insert", index: 1, keyStep: 1}},
 		doc: commandDoc{"Appends to a string value.", "2.0.0", "string",
@@ -296,21 +307,21 @@ var commandTable = []*command{
 			"O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."},
 	},
 	{
-		name: "setrange", arity: 4, fn: cmdSetRange,
+		name: "setrange", arity: 4, fn: cmdSetRange, log: logRMW,
 		flags: "write denyoom", acl: "@write @string @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Overwrites part of a string.", "2.2.0", "string",
 			"O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument."},
 	},
 	{
-		name: "del", arity: -2, fn: cmdDel,
+		name: "del", arity: -2, fn: cmdDel, log: logIfNonZero,
 		flags: "write", acl: "@keyspace @write @slow", tips: "request_policy:multi_shard response_policy:agg_sum",
 		firstKey: 1, lastKey: -1, step: 1, keySpecs: []keySpec{{flags: "RM delete", index: 1, lastKey: -1, keyStep: 1}},
 		doc: commandDoc{"Deletes keys.", "1.0.0", "generic",
 			"O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1)."},
 	},
 	{
-		name: "unlink", arity: -2, fn: cmdDel,
+		name: "unlink", arity: -2, fn: cmdDel, log: logIfNonZero,
 		flags: "write fast", acl: "@keyspace @write @fast", tips: "request_policy:multi_shard response_policy:agg_sum",
 		firstKey: 1, lastKey: -1, step: 1, keySpecs: []keySpec{{flags: "RM delete", index: 1, lastKey: -1, keyStep: 1}},
 		doc: commandDoc{"Deletes keys.", "4.0.0", "generic", "O(1) for each key removed."},
@@ -328,25 +339,25 @@ var commandTable = []*command{
 		doc: commandDoc{"Returns a key's type.", "1.0.0", "generic", "O(1)"},
 	},
 	{
-		name: "expire", arity: -3, fn: cmdExpire,
+		name: "expire", arity: -3, fn: cmdExpire, log: logExpire,
 		flags: "write fast", acl: "@keyspace @write @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key's time to live in seconds.", "1.0.0", "generic", "O(1)"},
 	},
 	{
-		name: "pexpire", arity: -3, fn: cmdPExpire,
+		name: "pexpire", arity: -3, fn: cmdPExpire, log: logExpire,
 		flags: "write fast", acl: "@keyspace @write @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key's time to live in milliseconds.", "2.6.0", "generic", "O(1)"},
 	},
 	{
-		name: "expireat", arity: -3, fn: cmdExpireAt,
+		name: "expireat", arity: -3, fn: cmdExpireAt, log: logExpire,
 		flags: "write fast", acl: "@keyspace @write @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key's expiry as a unix time in seconds.", "1.2.0", "generic", "O(1)"},
 	},
 	{
-		name: "pexpireat", arity: -3, fn: cmdPExpireAt,
+		name: "pexpireat", arity: -3, fn: cmdPExpireAt, log: logExpire,
 		flags: "write fast", acl: "@keyspace @write @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Sets a key's expiry as a unix time in milliseconds.", "2.6.0", "generic", "O(1)"},
@@ -376,7 +387,7 @@ var commandTable = []*command{
 		doc: commandDoc{"Returns a key's time to live in milliseconds.", "2.6.0", "generic", "O(1)"},
 	},
 	{
-		name: "persist", arity: 2, fn: cmdPersist,
+		name: "persist", arity: 2, fn: cmdPersist, log: logIfOne,
 		flags: "write fast", acl: "@keyspace @write @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes a key's expiry.", "2.2.0", "generic", "O(1)"},
@@ -394,13 +405,13 @@ var commandTable = []*command{
 			"O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."},
 	},
 	{
-		name: "rename", arity: 3, fn: cmdRename,
+		name: "rename", arity: 3, fn: cmdRename, log: logAsIs,
 		flags: "write", acl: "@keyspace @write @slow",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}, {flags: "OW update", index: 2, keyStep: 1}},
 		doc: commandDoc{"Renames a key.", "1.0.0", "generic", "O(1)"},
 	},
 	{
-		name: "renamenx", arity: 3, fn: cmdRenameNX,
+		name: "renamenx", arity: 3, fn: cmdRenameNX, log: logRenameNX,
 		flags: "write fast", acl: "@keyspace @write @fast",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}, {flags: "OW insert", index: 2, keyStep: 1}},
 		doc: commandDoc{"Renames a key only if the new name does not exist.", "1.0.0", "generic", "O(1)"},

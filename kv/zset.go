@@ -17,57 +17,62 @@ import (
 // zset_setops.go: ZUNION, ZINTER, ZDIFF; zset_pop.go: pops, ZRANDMEMBER,
 // ZSCAN.
 
-var _ = registerFamily([]*command{
+// The sorted-set family. A write is deterministic, so it is logged as is;
+// one that met a missing or expired key is preceded by a DEL of it (a replay
+// keeps expired keys until the load ends, and would add to the old set);
+// the *STORE commands and ZMPOP after a DEL of the keys they found missing
+// or expired.
+var _ = registerFamily(family{kind: store.KindZSet, rewrite: appendRewriteZSet, commands: []*command{
 	{
-		name: "zadd", arity: -4, fn: cmdZAdd,
+		name: "zadd", arity: -4, fn: cmdZAdd, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @sortedset @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Adds members with scores to a sorted set, or updates their scores.", "1.2.0", "sorted-set", "O(log(N)) for each item added, where N is the number of elements in the sorted set."},
 	},
 	{
-		name: "zincrby", arity: 4, fn: cmdZIncrBy,
+		name: "zincrby", arity: 4, fn: cmdZIncrBy, log: logRMW,
 		flags: "write denyoom fast", acl: "@write @sortedset @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
 		doc: commandDoc{"Adds to a member's score.", "1.2.0", "sorted-set", "O(log(N)) where N is the number of elements in the sorted set."},
 	},
 	{
-		name: "zrem", arity: -3, fn: cmdZRem,
+		name: "zrem", arity: -3, fn: cmdZRem, log: logRMW,
 		flags: "write fast", acl: "@write @sortedset @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes members from a sorted set.", "1.2.0", "sorted-set", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed."},
 	},
 	{
-		name: "zremrangebyrank", arity: 4, fn: cmdZRemRangeByRank,
+		name: "zremrangebyrank", arity: 4, fn: cmdZRemRangeByRank, log: logRMW,
 		flags: "write", acl: "@write @sortedset @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes the members within a range of ranks.", "2.0.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."},
 	},
 	{
-		name: "zremrangebyscore", arity: 4, fn: cmdZRemRangeByScore,
+		name: "zremrangebyscore", arity: 4, fn: cmdZRemRangeByScore, log: logRMW,
 		flags: "write", acl: "@write @sortedset @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes the members within a range of scores.", "1.2.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."},
 	},
 	{
-		name: "zremrangebylex", arity: 4, fn: cmdZRemRangeByLex,
+		name: "zremrangebylex", arity: 4, fn: cmdZRemRangeByLex, log: logRMW,
 		flags: "write", acl: "@write @sortedset @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes the members within a lexicographical range.", "2.8.9", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."},
 	},
 	{
-		name: "zunionstore", arity: -4, fn: cmdZUnionStore,
+		name: "zunionstore", arity: -4, fn: cmdZUnionStore, log: logDelAbsent,
 		flags: "write denyoom movablekeys", acl: "@write @sortedset @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}, {flags: "RO access", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
 		doc: commandDoc{"Stores the union of sorted sets.", "2.0.0", "sorted-set", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."},
 	},
 	{
-		name: "zinterstore", arity: -4, fn: cmdZInterStore,
+		name: "zinterstore", arity: -4, fn: cmdZInterStore, log: logDelAbsent,
 		flags: "write denyoom movablekeys", acl: "@write @sortedset @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}, {flags: "RO access", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
 		doc: commandDoc{"Stores the intersection of sorted sets.", "2.0.0", "sorted-set", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set."},
 	},
 	{
-		name: "zdiffstore", arity: -4, fn: cmdZDiffStore,
+		name: "zdiffstore", arity: -4, fn: cmdZDiffStore, log: logDelAbsent,
 		flags: "write denyoom movablekeys", acl: "@write @sortedset @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}, {flags: "RO access", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
 		doc: commandDoc{"Stores the difference of sorted sets.", "6.2.0", "sorted-set", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set."},
@@ -103,7 +108,7 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Returns the members within a range of ranks, scores or lexicographical order.", "1.2.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."},
 	},
 	{
-		name: "zrangestore", arity: -5, fn: cmdZRangeStore,
+		name: "zrangestore", arity: -5, fn: cmdZRangeStore, log: logDelAbsent,
 		flags: "write denyoom", acl: "@write @sortedset @slow",
 		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}, {flags: "RO access", index: 2, keyStep: 1}},
 		doc: commandDoc{"Stores a range of a sorted set in another key.", "6.2.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key."},
@@ -181,19 +186,19 @@ var _ = registerFamily([]*command{
 		doc: commandDoc{"Returns a member's rank, highest first.", "2.0.0", "sorted-set", "O(log(N))"},
 	},
 	{
-		name: "zpopmin", arity: -2, fn: cmdZPopMin,
+		name: "zpopmin", arity: -2, fn: cmdZPopMin, log: logRMW,
 		flags: "write fast", acl: "@write @sortedset @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes and returns the members with the lowest scores.", "5.0.0", "sorted-set", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped."},
 	},
 	{
-		name: "zpopmax", arity: -2, fn: cmdZPopMax,
+		name: "zpopmax", arity: -2, fn: cmdZPopMax, log: logRMW,
 		flags: "write fast", acl: "@write @sortedset @fast",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, keyStep: 1}},
 		doc: commandDoc{"Removes and returns the members with the highest scores.", "5.0.0", "sorted-set", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped."},
 	},
 	{
-		name: "zmpop", arity: -4, fn: cmdZMPop,
+		name: "zmpop", arity: -4, fn: cmdZMPop, log: logDelAbsent,
 		flags: "write movablekeys", acl: "@write @sortedset @slow",
 		keySpecs: []keySpec{{flags: "RW access delete", index: 1, keynum: true, firstKeyIdx: 1, keyStep: 1}},
 		doc:      commandDoc{"Removes and returns members from the first non-empty sorted set.", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."},
@@ -210,22 +215,7 @@ var _ = registerFamily([]*command{
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
 		doc: commandDoc{"Iterates over the members and scores of a sorted set.", "2.8.0", "sorted-set", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."},
 	},
-})
-
-// A sorted-set write is deterministic, so it is logged as is; one that met
-// a missing or expired key is preceded by a DEL of it (a replay keeps
-// expired keys until the load ends, and would add to the old set).
-var _ = func() bool {
-	for _, name := range []string{"zadd", "zincrby", "zrem", "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zpopmin", "zpopmax"} {
-		logRules[name] = logRMW
-	}
-	for _, name := range []string{"zrangestore", "zunionstore", "zinterstore", "zdiffstore", "zmpop"} {
-		logRules[name] = logDelAbsent
-	}
-	return true
-}()
-
-func init() { rewriters[store.KindZSet] = appendRewriteZSet }
+}})
 
 // appendRewriteZSet appends ZADD commands that rebuild o, with scores in
 // %.17g, which reads back as the same double.

@@ -10,33 +10,26 @@ import (
 // of zset_pop.go. A served pop is logged as its effect, ZPOPMIN/ZPOPMAX of
 // the key it popped (with the count for BZMPOP), as Redis propagates it.
 
-var _ = registerFamily([]*command{
+var _ = registerFamily(family{commands: []*command{
 	{
-		name: "bzpopmin", arity: -3, fn: cmdBZPopMin,
+		name: "bzpopmin", arity: -3, fn: cmdBZPopMin, log: logEffect,
 		flags: "write noscript blocking fast", acl: "@write @sortedset @fast @blocking",
 		firstKey: 1, lastKey: -2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, lastKey: -2, keyStep: 1}},
 		doc: commandDoc{"Removes and returns the member with the lowest score from the first non-empty sorted set, waiting for one if none.", "5.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set."},
 	},
 	{
-		name: "bzpopmax", arity: -3, fn: cmdBZPopMax,
+		name: "bzpopmax", arity: -3, fn: cmdBZPopMax, log: logEffect,
 		flags: "write noscript blocking fast", acl: "@write @sortedset @fast @blocking",
 		firstKey: 1, lastKey: -2, step: 1, keySpecs: []keySpec{{flags: "RW access delete", index: 1, lastKey: -2, keyStep: 1}},
 		doc: commandDoc{"Removes and returns the member with the highest score from the first non-empty sorted set, waiting for one if none.", "5.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set."},
 	},
 	{
-		name: "bzmpop", arity: -5, fn: cmdBZMPop,
+		name: "bzmpop", arity: -5, fn: cmdBZMPop, log: logEffect,
 		flags: "write blocking movablekeys", acl: "@write @sortedset @slow @blocking",
 		keySpecs: []keySpec{{flags: "RW access delete", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
 		doc:      commandDoc{"Removes and returns members from the first non-empty sorted set, waiting for one if none.", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."},
 	},
-})
-
-var _ = func() bool {
-	for _, name := range []string{"bzpopmin", "bzpopmax", "bzmpop"} {
-		logRules[name] = logEffect
-	}
-	return true
-}()
+}})
 
 func cmdBZPopMin(h *Handler, cl *client, args [][]byte) { h.blockingZPop(cl, args, false) }
 func cmdBZPopMax(h *Handler, cl *client, args [][]byte) { h.blockingZPop(cl, args, true) }
