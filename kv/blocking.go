@@ -110,7 +110,7 @@ func (h *Handler) signalReady(cl *client, key []byte) {
 
 // serveReady serves the waiters of the keys the last command made ready.
 // dispatch calls it after the command, outside its AOF stripes.
-func (h *Handler) serveReady(st *loopStats) {
+func (h *Handler) serveReady(st *loopState) {
 	keys := st.ready
 	st.ready = nil
 	for _, k := range keys {

@@ -32,7 +32,7 @@ type client struct {
 	closeAfterReply bool       // QUIT, protocol error, CLIENT KILL of itself
 	valueDigits     uint8      // digits of the last GET value's length: the next header's guess
 	failed          bool       // the running command replied with an error
-	stats           *loopStats // the counters of the client's loop
+	stats           *loopState // the client's loop's counters, lent arguments, ready keys, exec gate
 	aof             *aofState  // persistence state, from the client's first logged write (aof.go)
 
 	// Immutable after OnOpen.

@@ -3,7 +3,6 @@ package kv
 import (
 	"fmt"
 	"math/bits"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -58,50 +57,24 @@ func (c *commandCounters) observe(d int64) {
 	c.timedNanos.Add(uint64(d))
 }
 
-// loopStats is one loop's block: a commandCounters per command.
-type loopStats struct {
-	cmds []commandCounters // by command.statsID
-	tick uint32            // the fronts' timing stride; the loop goroutine only
-	// args is the RESP argument slice the loop lends to the connection it
-	// is serving (resp.Parser.SwapArgs), so idle connections keep none.
-	// The loop goroutine only.
-	args [][]byte
-	// ready are the keys the running command made ready for blocked
-	// clients (blocking.go). The loop goroutine only.
-	ready [][]byte
-	// gate is the loop's exec gate (multi.go), read-locked by the loop for
-	// each batch. Padding fills the 128-byte size class, so two loops'
-	// blocks never share a cache line.
-	gate execGate
-	_    [16]byte
-}
-
-// commandStats holds the blocks, one per loop plus one (index 0) for
-// clients without a loop. Growth is rare (the first connection of each
-// loop) and copies the slice of pointers; lookups are one atomic load.
-type commandStats struct {
-	loops atomic.Pointer[[]*loopStats]
-	mu    sync.Mutex
-}
-
 // forLoop returns the block of loop i (-1: no loop).
-func (s *commandStats) forLoop(i int) *loopStats {
+func (s *commandStats) forLoop(i int) *loopState {
 	i++
 	if p := s.loops.Load(); p != nil && i < len(*p) && (*p)[i] != nil {
 		return (*p)[i]
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var cur []*loopStats
+	var cur []*loopState
 	if p := s.loops.Load(); p != nil {
 		cur = *p
 	}
 	if i < len(cur) && cur[i] != nil {
 		return cur[i]
 	}
-	next := make([]*loopStats, max(len(cur), i+1))
+	next := make([]*loopState, max(len(cur), i+1))
 	copy(next, cur)
-	next[i] = &loopStats{cmds: make([]commandCounters, len(commandsByID))}
+	next[i] = &loopState{cmds: make([]commandCounters, len(commandsByID))}
 	s.loops.Store(&next)
 	return next[i]
 }
@@ -224,11 +197,11 @@ const noID = -1
 // the fronts charge to the Redis command that does the same (GET, SET,
 // DEL, INCRBY, PING), so commandstats and /metrics cover every front.
 type frontTimer struct {
-	ls    *loopStats
+	ls    *loopState
 	start int64 // 0: this operation is not timed
 }
 
-func (ls *loopStats) begin() frontTimer {
+func (ls *loopState) begin() frontTimer {
 	t := frontTimer{ls: ls}
 	if ls.tick%timedEvery == 0 {
 		t.start = monotonicNanos()

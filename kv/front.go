@@ -61,7 +61,7 @@ func FrontCommandOf(name string) FrontCommand {
 // FrontBatch is one read's worth of front requests on one loop. It holds
 // the loop's exec gate, as RESP's batches do, so no EXEC runs meanwhile;
 // End releases it.
-type FrontBatch struct{ ls *loopStats }
+type FrontBatch struct{ ls *loopState }
 
 // BeginFrontBatch enters loop's exec gate for a batch of front requests.
 func (h *Handler) BeginFrontBatch(loop int) FrontBatch {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -410,6 +411,22 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	if timed {
 		counters.observe(monotonicNanos() - start)
 	}
+}
+
+// reject answers a command refused before it ran (unknown, wrong arity,
+// NOAUTH). Inside MULTI the transaction is marked; a refused EXEC ends
+// any transaction and the watches, as Redis's execCommandAbort does.
+func (cl *client) reject(cmd *command, msg string) {
+	s := cl.sess.Load()
+	if cmd != nil && cmd.name == "exec" {
+		if s != nil && !s.execing {
+			cl.h.endTransaction(s)
+		}
+		cl.writeError("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		return
+	}
+	cl.writeError(msg)
+	cl.flagRejected()
 }
 
 // opsSampler computes instantaneous_ops_per_sec the way Redis does: the

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -19,7 +18,7 @@ import (
 // context, MISCONF, OOM) marks the transaction, and EXEC then answers
 // EXECABORT without running anything.
 //
-// Atomicity. Each loop read-locks its own exec gate (loopStats.gate) for
+// Atomicity. Each loop read-locks its own exec gate (loopState.gate) for
 // the whole of a batch, once per read rather than per command. EXEC lets go
 // of its own gate, takes Handler.execMu (one EXEC at a time) and
 // write-locks every loop's gate: every other loop is then between batches
@@ -335,7 +334,7 @@ func (cl *client) execLogPrefix(buf []byte) []byte {
 
 // execGate is a loop's exec gate: the loop read-locks it for each batch,
 // EXEC write-locks every loop's (stopWorld). It is alone on its cache lines
-// in loopStats, whose other fields only its loop writes.
+// in loopState, whose other fields only its loop writes.
 type execGate struct {
 	mu sync.RWMutex
 }
@@ -599,20 +598,4 @@ func wroteSomething(cmd *command, args [][]byte, reply []byte) bool {
 		return len(args) > 2 && !isNull(reply)
 	}
 	return true
-}
-
-// reject answers a command refused before it ran (unknown, wrong arity,
-// NOAUTH). Inside MULTI the transaction is marked; a refused EXEC ends
-// any transaction and the watches, as Redis's execCommandAbort does.
-func (cl *client) reject(cmd *command, msg string) {
-	s := cl.sess.Load()
-	if cmd != nil && cmd.name == "exec" {
-		if s != nil && !s.execing {
-			cl.h.endTransaction(s)
-		}
-		cl.writeError("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
-		return
-	}
-	cl.writeError(msg)
-	cl.flagRejected()
 }
