@@ -4,33 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 )
-
-// logBuffer is a log destination the loops write while the test reads.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // panicky echoes lines, panics in OnTraffic on the line "boom", and in a
 // function given to Execute on the line "later".
@@ -73,9 +54,9 @@ func readUntilClosed(t *testing.T, c interface {
 // net/http recovers a handler's panic per connection.
 func TestConformHandlerPanicClosesOnlyItsConnection(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
-		var log logBuffer
+		var log shoaltest.Log
 		rec := newRecorder()
-		s := e.start(t, panicky{rec}, eventloop.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		s := e.start(t, panicky{rec}, eventloop.Options{Logger: log.Logger()})
 		bystander := dialServer(t, s)
 		bystander.Write([]byte("before\n"))
 		if got := readFull(t, bystander, len("before\n")); string(got) != "before\n" {
@@ -128,9 +109,9 @@ func (h openPanicky) OnOpen(c *eventloop.Conn) {
 // the new connection; the next one is served.
 func TestConformOnOpenPanicClosesOnlyItsConnection(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
-		var log logBuffer
+		var log shoaltest.Log
 		h := openPanicky{panicky{newRecorder()}, &atomic.Bool{}}
-		s := e.start(t, h, eventloop.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		s := e.start(t, h, eventloop.Options{Logger: log.Logger()})
 		h.armed.Store(true)
 		victim := dialServer(t, s)
 		readUntilClosed(t, victim)
