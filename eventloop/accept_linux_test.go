@@ -23,9 +23,9 @@ func TestReusePortListenersPerLoop(t *testing.T) {
 		cs[i] = dial(t, s)
 	}
 	waitFor(t, "all registered", func() bool { return s.NumConns() == n })
-	for i, st := range s.LoopStats() {
+	for i, st := range s.Counters() {
 		if st.Conns == 0 {
-			t.Fatalf("loop %d accepted nothing: %+v", i, s.LoopStats())
+			t.Fatalf("loop %d accepted nothing: %+v", i, s.Counters())
 		}
 	}
 	for i, c := range cs {

@@ -93,11 +93,11 @@ func TestThousandsOfConnections(t *testing.T) {
 			}()
 			waitFor(t, "all registered", func() bool { return s.NumConns() == conns })
 			min, max := conns, 0
-			for _, st := range s.LoopStats() {
-				min, max = minInt(min, st.Conns), maxInt(max, st.Conns)
+			for _, st := range s.Counters() {
+				min, max = minInt(min, int(st.Conns)), maxInt(max, int(st.Conns))
 			}
 			if max-min > tc.maxSkew {
-				t.Fatalf("per-loop connections %+v: spread %d exceeds %d", s.LoopStats(), max-min, tc.maxSkew)
+				t.Fatalf("per-loop connections %+v: spread %d exceeds %d", s.Counters(), max-min, tc.maxSkew)
 			}
 			for i := 0; i < conns; i += 7 {
 				msg := []byte(strconv.Itoa(i) + "\n")
@@ -110,7 +110,7 @@ func TestThousandsOfConnections(t *testing.T) {
 				c.Close()
 			}
 			waitFor(t, "all closed", func() bool { return s.NumConns() == 0 })
-			for _, st := range s.LoopStats() {
+			for _, st := range s.Counters() {
 				if st.Conns != 0 {
 					t.Fatalf("loop still counts %d connections after all closed", st.Conns)
 				}
@@ -194,7 +194,7 @@ func TestBusyConnectionsSpread(t *testing.T) {
 					}
 				}
 			}()
-			waitFor(t, "the busy loop's load to show", func() bool { return s.LoopStats()[idx].Load > 0.3 })
+			waitFor(t, "the busy loop's load to show", func() bool { return s.Counters()[idx].Load > 0.3 })
 			for k := 0; k < loops-1; k++ {
 				dial(t, s)
 			}

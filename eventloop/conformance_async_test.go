@@ -387,7 +387,7 @@ func TestConformShutdownDeadlineClosesStuckConnections(t *testing.T) {
 }
 
 // TestConformBalancers: with the loops idle, RoundRobin, LeastConnections
-// and LoadAware spread connections evenly, as LoopStats shows.
+// and LoadAware spread connections evenly, as Counters shows.
 func TestConformBalancers(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
 		for _, b := range []struct {
@@ -402,9 +402,9 @@ func TestConformBalancers(t *testing.T) {
 					readFull(t, c, 3)
 				}
 				eventually(t, "six connections", func() bool { return s.NumConns() == 6 })
-				st := s.LoopStats()
+				st := s.Counters()
 				if len(st) != 2 || st[0].Conns != 3 || st[1].Conns != 3 {
-					t.Fatalf("LoopStats %+v, want 3 connections on each of 2 loops", st)
+					t.Fatalf("Counters %+v, want 3 connections on each of 2 loops", st)
 				}
 			})
 		}
@@ -441,8 +441,8 @@ func TestConformCustomBalancer(t *testing.T) {
 		c := dialServer(t, s)
 		c.Write([]byte("hi\n"))
 		readFull(t, c, 3)
-		if st := s.LoopStats(); st[1].Conns != 1 {
-			t.Fatalf("LoopStats %+v, want the connection on loop 1", st)
+		if st := s.Counters(); st[1].Conns != 1 {
+			t.Fatalf("Counters %+v, want the connection on loop 1", st)
 		}
 	})
 }

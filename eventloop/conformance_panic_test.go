@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
-	"github.com/shoalkv/shoal/internal/shoaltest"
+	"github.com/shoalkv/shoal/internal/logtest"
 )
 
 // panicky echoes lines, panics in OnTraffic on the line "boom", and in a
@@ -54,7 +54,7 @@ func readUntilClosed(t *testing.T, c interface {
 // net/http recovers a handler's panic per connection.
 func TestConformHandlerPanicClosesOnlyItsConnection(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
-		var log shoaltest.Log
+		var log logtest.Log
 		rec := newRecorder()
 		s := e.start(t, panicky{rec}, eventloop.Options{Logger: log.Logger()})
 		bystander := dialServer(t, s)
@@ -109,7 +109,7 @@ func (h openPanicky) OnOpen(c *eventloop.Conn) {
 // the new connection; the next one is served.
 func TestConformOnOpenPanicClosesOnlyItsConnection(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
-		var log shoaltest.Log
+		var log logtest.Log
 		h := openPanicky{panicky{newRecorder()}, &atomic.Bool{}}
 		s := e.start(t, h, eventloop.Options{Logger: log.Logger()})
 		h.armed.Store(true)

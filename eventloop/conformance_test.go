@@ -457,9 +457,9 @@ func TestConformReusePortSpreadsOverEveryLoop(t *testing.T) {
 				t.Fatalf("conn %d got %q", i, got)
 			}
 		}
-		for i, st := range s.LoopStats() {
+		for i, st := range s.Counters() {
 			if st.Conns == 0 {
-				t.Fatalf("loop %d accepted nothing: %+v", i, s.LoopStats())
+				t.Fatalf("loop %d accepted nothing: %+v", i, s.Counters())
 			}
 		}
 	})

@@ -348,3 +348,13 @@ func (c *Conn) Execute(fn func(c *Conn)) error {
 	}
 	return c.loop.enqueue(task{kind: taskExecute, c: c, fn: fn})
 }
+
+// LoopIndex returns the index of the loop that owns c, from 0 to the
+// number of loops less one: a handler can keep per-loop state (counters,
+// say) that only that loop's goroutine writes. Any goroutine may call it.
+func (c *Conn) LoopIndex() int {
+	if c.loop == nil {
+		return c.ext().LoopIndex()
+	}
+	return c.loop.idx
+}

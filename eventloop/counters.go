@@ -2,16 +2,19 @@ package eventloop
 
 import (
 	"errors"
+	"math"
 	"sync/atomic"
 )
 
 // LoopCounters are one loop's counters since Start, for monitoring. Each
 // loop writes its own (an uncontended atomic add per read or write system
-// call); Server.Counters reads them from any goroutine.
+// call); Server.Counters reads them from any goroutine. Conns and Load are
+// what the Balancer sees of the loop (LoopStat).
 type LoopCounters struct {
-	Conns              int64  // open connections assigned to the loop
-	Accepted           uint64 // connections the loop adopted
-	Reads              uint64 // read system calls that returned data
+	Conns              int64   // open connections assigned to the loop
+	Load               float64 // recent busy fraction, 0 to 1 (LoopStat.Load)
+	Accepted           uint64  // connections the loop adopted
+	Reads              uint64  // read system calls that returned data
 	BytesRead          uint64
 	Writes             uint64 // write system calls
 	BytesWritten       uint64
@@ -38,8 +41,12 @@ func (k *loopCounters) noteAbort(err error) {
 }
 
 // Counters returns each loop's counters, in loop order (LoopIndex), or nil
-// before Start.
+// before Start. On an Options.Engine other than the native one only Conns
+// and Load are known (see the engine's documentation).
 func (s *Server) Counters() []LoopCounters {
+	if s.runner != nil {
+		return s.engineCounters()
+	}
 	s.mu.Lock()
 	loops := s.loops
 	s.mu.Unlock()
@@ -48,6 +55,7 @@ func (s *Server) Counters() []LoopCounters {
 		k := &l.counters
 		out[i] = LoopCounters{
 			Conns:              l.assigned.Load(),
+			Load:               math.Float64frombits(l.load.Load()),
 			Accepted:           k.accepted.Load(),
 			Reads:              k.reads.Load(),
 			BytesRead:          k.bytesRead.Load(),
@@ -60,14 +68,4 @@ func (s *Server) Counters() []LoopCounters {
 		}
 	}
 	return out
-}
-
-// LoopIndex returns the index of the loop that owns c, from 0 to the
-// number of loops less one: a handler can keep per-loop state (counters,
-// say) that only that loop's goroutine writes. Any goroutine may call it.
-func (c *Conn) LoopIndex() int {
-	if c.loop == nil {
-		return c.ext().LoopIndex()
-	}
-	return c.loop.idx
 }

@@ -3,7 +3,7 @@ package eventloop
 import (
 	"context"
 
-	"github.com/shoalkv/shoal/eventloop/internal/engine"
+	"github.com/shoalkv/shoal/eventloop/engine"
 )
 
 // Engine serves a Server's connections in place of the native epoll/kqueue
@@ -13,8 +13,8 @@ import (
 //
 // Every engine runs the same Handler and hands it the same *Conn; what an
 // engine cannot honour of this package's promises its documentation says.
-// Only engines in this module implement Engine: Start takes a type from an
-// internal package.
+// Package eventloop/engine holds the types an Engine is built from, so an
+// engine may live outside this module; gnetengine is the example.
 type Engine interface {
 	// Name is the engine's name as cmd/shoal's --engine flag spells it.
 	Name() string
@@ -82,12 +82,13 @@ func (s *Server) shutdownEngine(ctx context.Context) error {
 	return err
 }
 
-// engineLoopStats is LoopStats for a Server on Options.Engine.
-func (s *Server) engineLoopStats() []LoopStat {
+// engineCounters is Counters for a Server on Options.Engine: what the
+// engine reports of its loops.
+func (s *Server) engineCounters() []LoopCounters {
 	st := s.runner.LoopStats()
-	out := make([]LoopStat, len(st))
+	out := make([]LoopCounters, len(st))
 	for i, l := range st {
-		out[i] = LoopStat{Conns: l.Conns, Load: l.Load}
+		out[i] = LoopCounters{Conns: int64(l.Conns), Load: l.Load}
 	}
 	return out
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/shoalkv/shoal/eventloop/internal/engine"
+	"github.com/shoalkv/shoal/eventloop/engine"
 )
 
 // Handler serves the traffic of every connection.
@@ -272,16 +271,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-s.done
 		return ctx.Err()
 	}
-}
-
-// LoopStats returns what the balancer currently sees of each loop.
-func (s *Server) LoopStats() []LoopStat {
-	if s.runner != nil {
-		return s.engineLoopStats()
-	}
-	out := make([]LoopStat, len(s.loops))
-	for i, l := range s.loops {
-		out[i] = LoopStat{Conns: int(l.assigned.Load()), Load: math.Float64frombits(l.load.Load())}
-	}
-	return out
 }

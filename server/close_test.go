@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/logtest"
 	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
 )
@@ -19,7 +20,7 @@ import (
 // the client's id, address and name, as Redis logs "closing client that
 // reached max query buffer length".
 func TestCloseAtABufferLimitIsLogged(t *testing.T) {
-	var log shoaltest.Log
+	var log logtest.Log
 	s := shoaltest.Start(t, shoaltest.Options{KV: kv.Options{Logger: log.Logger()},
 		Loop: eventloop.Options{MaxInboundBuffer: 64 << 10}})
 	c, err := net.Dial("tcp", s.Addr)

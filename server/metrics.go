@@ -162,14 +162,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 // collectLoops reports the eventloop Server's per-loop counters.
 func (c collector) collectLoops(s *eventloop.Server, counter func(*prometheus.Desc, uint64, ...string), gauge func(*prometheus.Desc, float64, ...string)) {
 	replies := c.h.kv.LoopReplies()
-	loads := s.LoopStats()
 	for i, k := range s.Counters() {
 		loop := strconv.Itoa(i)
 		gauge(descLoopConns, float64(k.Conns), loop)
 		counter(descLoopAccepted, k.Accepted, loop)
-		if i < len(loads) {
-			gauge(descLoopLoad, loads[i].Load, loop)
-		}
+		gauge(descLoopLoad, k.Load, loop)
 		counter(descLoopReads, k.Reads, loop)
 		counter(descLoopReadBytes, k.BytesRead, loop)
 		counter(descLoopWrites, k.Writes, loop)

@@ -209,7 +209,7 @@ func run(params *config.Table) error {
 		logger.Info("frame front listening", "addr", addrs[len(addrs)-1].String())
 	}
 	logger.Info("shoal ready to accept connections", "addr", srv.Addr().String(),
-		"loops", len(srv.LoopStats()), "engine", engine, "balancer", balancer, "maxclients", maxClients,
+		"loops", len(srv.Counters()), "engine", engine, "balancer", balancer, "maxclients", maxClients,
 		"auth", params.Get("requirepass") != "")
 
 	served := make(chan error, 1)

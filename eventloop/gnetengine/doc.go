@@ -50,7 +50,8 @@
 //     and LoadAware to gnet's least-connections (gnet publishes no load).
 //     gnet counts a connection when its loop registers it, not when it is
 //     assigned, so a burst of accepts may land on one loop. Other Balancer
-//     implementations are refused by Start. LoopStats reports Load 0.
+//     implementations are refused by Start. Server.Counters reports only
+//     Conns and Load (always 0).
 //   - Shutdown cannot close gnet's listener while the loops drain, so
 //     connections that arrive during a drain are accepted and closed at
 //     once instead of refused.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/shoalkv/shoal/eventloop"
-	"github.com/shoalkv/shoal/eventloop/internal/engine"
+	"github.com/shoalkv/shoal/eventloop/engine"
 	"golang.org/x/sys/unix"
 )
 

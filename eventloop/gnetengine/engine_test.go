@@ -37,10 +37,10 @@ func TestStartReportsTheListenError(t *testing.T) {
 	}
 }
 
-// TestLoopStatsCountConnectionsWithoutLoad: LoopStats has one entry per
+// TestCountersCountConnectionsWithoutLoad: Counters has one entry per
 // loop, counts connections per loop and reports Load 0 (gnet publishes
 // none).
-func TestLoopStatsCountConnectionsWithoutLoad(t *testing.T) {
+func TestCountersCountConnectionsWithoutLoad(t *testing.T) {
 	s, err := eventloop.NewServer(echo{}, eventloop.Options{Addr: "127.0.0.1:0", Loops: 3, Engine: gnetengine.Engine{}})
 	if err != nil {
 		t.Fatal(err)
@@ -61,16 +61,16 @@ func TestLoopStatsCountConnectionsWithoutLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := s.LoopStats()
+	st := s.Counters()
 	total := 0
 	for _, l := range st {
-		total += l.Conns
+		total += int(l.Conns)
 		if l.Load != 0 {
 			t.Fatalf("Load %v, want 0", l.Load)
 		}
 	}
 	if len(st) != 3 || total != 4 {
-		t.Fatalf("LoopStats %+v, want 3 loops holding 4 connections", st)
+		t.Fatalf("Counters %+v, want 3 loops holding 4 connections", st)
 	}
 }
 

@@ -1,4 +1,7 @@
-package shoaltest
+// Package logtest holds a log destination for tests: goroutine-safe, readable
+// while servers write to it. It imports nothing of Shoal, so any package's
+// tests (eventloop's on every OS) can use it.
+package logtest
 
 import (
 	"bytes"

@@ -1,7 +1,11 @@
 // Package engine is the seam between package eventloop and the engines
-// other than the native one (eventloop/gnetengine). It is internal so that
-// the seam can change with the engines: eventloop.Engine's method takes a
-// Host from here, so only engines inside this module implement it.
+// other than the native one: what an eventloop.Engine is given (Host) and
+// returns (Runner), and what each *eventloop.Conn it serves delegates to
+// (Conn). eventloop/gnetengine implements it over gnet v2; a program may
+// implement it over another event library (its own io_uring loop, say) and
+// set it in eventloop.Options.Engine. The seam is young: it may still
+// change with the engines, as the eventloop conformance suite learns what
+// an engine must honour.
 //
 // The types that cross the seam and belong to eventloop (Handler, *Conn,
 // *Server) travel as any: package eventloop imports this one, so this one
