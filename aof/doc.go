@@ -27,8 +27,9 @@
 // under appendfsync always follows with one fdatasync, then calls back every
 // caller whose records that sync covered. A loop therefore never waits for
 // the disk or for another loop: it appends, and holds the replies of that
-// batch until the callback hands them back to it (kv does this through
-// eventloop's Conn.Execute). The more loops and connections write at once,
+// batch until the callback hands them back to it (kv does this through its
+// Conn's RunReserved, which the serving edge maps to eventloop's
+// Conn.ExecuteReserved, so a graceful close waits for them). The more loops and connections write at once,
 // the more records each fdatasync covers. Per-loop files with a manifest
 // would avoid even the shared mutex, but a replay would then have to merge
 // files whose order across loops is lost; one buffer keeps the file's

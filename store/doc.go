@@ -1,8 +1,20 @@
-// Package store is Shoal's in-memory keyspace: Redis string semantics (GET/SET with all
-// options, INCRBY[FLOAT], APPEND, GET/SETRANGE, the EXPIRE family, RENAME, MGET/MSET,
-// KEYS/SCAN/RANDOMKEY) over a sharded, GC-friendly layout, with lazy plus active expiry
-// and maxmemory eviction (noeviction, allkeys-random, allkeys-lru, volatile-lru,
-// volatile-ttl).
+// Package store is Shoal's in-memory keyspace: every Redis value type over a sharded,
+// GC-friendly layout, with lazy plus active expiry and maxmemory eviction (noeviction,
+// allkeys-random, allkeys-lru, volatile-lru, volatile-ttl). Strings have their
+// operations here (GET/SET with all options, INCRBY[FLOAT], APPEND, GET/SETRANGE);
+// so do the keyspace's (the EXPIRE family, RENAME, COPY, MGET/MSET, KEYS/SCAN/RANDOMKEY,
+// TYPE, OBJECT).
+//
+// Collections. A hash (hash.go: listpack, or the paged dict of bdict.go), list (list.go:
+// a chain of packed 8 KiB nodes), set (set.go: intset or dict) or sorted set (zset.go:
+// listpack, or the counted B+tree of zset_tree.go with a member index) is a store.Object
+// (object.go) in its shard's object table; the key's entry is an ordinary entry whose
+// four value bytes index that table, so lookup, expiry, LRU, eviction, TYPE and SCAN are
+// the same code for every kind. A command reads one through View (read lock), changes one
+// through Update (write lock; changed in place or replaced, its Size re-accounted against
+// maxmemory, and an emptied collection deletes its key) or several keys at once through
+// Tx (their shards locked in index order). A collection is one Go pointer however many
+// elements it holds; its chunks are pointer-free.
 //
 // Layout. A key's xxhash is computed once per operation; its top bits choose one of a
 // power-of-two number of shards, each behind its own RWMutex, and its low 32 bits drive
