@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	"math"
 
 	"github.com/shoalkv/shoal/internal/ascii"
@@ -131,87 +130,4 @@ func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errTex
 		cond = store.ExpireXX
 	}
 	return cond, xx && lt, ""
-}
-
-// scanArgs is SCAN's parsed options.
-type scanArgs struct {
-	match []byte // nil matches everything
-	count int
-	typ   string
-}
-
-// parseScanArgs parses SCAN's MATCH, COUNT and TYPE options from args[2:].
-func parseScanArgs(args [][]byte) (a scanArgs, errText string) {
-	a.count = 10
-	for i := 0; i < len(args); {
-		remaining := len(args) - i
-		switch {
-		case ascii.EqualFold(args[i], "COUNT") && remaining >= 2:
-			n, ok := ascii.ParseInt(args[i+1])
-			if !ok {
-				return a, errNotInteger
-			}
-			if n < 1 {
-				return a, errSyntax
-			}
-			if n > math.MaxInt32 {
-				n = math.MaxInt32
-			}
-			a.count = int(n)
-		case ascii.EqualFold(args[i], "MATCH") && remaining >= 2:
-			a.match = args[i+1]
-			if len(a.match) == 1 && a.match[0] == '*' {
-				a.match = nil
-			}
-		case ascii.EqualFold(args[i], "TYPE") && remaining >= 2:
-			a.typ = string(args[i+1])
-		default:
-			return a, errSyntax
-		}
-		i += 2
-	}
-	return a, ""
-}
-
-// parseCursor parses a SCAN cursor exactly as Redis's
-// parseScanCursorOrReply does with strtoul(3) in base 10: the argument is a
-// C string (cut at the first NUL), may not start with white space, may have
-// one sign ("-1" wraps to 2^64-1), must have nothing after the digits and
-// must not overflow. An empty argument converts nothing and leaves strtoul's
-// end pointer on the terminating NUL, so Redis accepts it as cursor 0.
-func parseCursor(b []byte) (uint64, bool) {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	if len(b) == 0 {
-		return 0, true
-	}
-	switch b[0] {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return 0, false
-	}
-	neg := false
-	digits := b
-	if digits[0] == '+' || digits[0] == '-' {
-		neg = digits[0] == '-'
-		digits = digits[1:]
-	}
-	if len(digits) == 0 {
-		return 0, false // no conversion: the end pointer stays on the sign
-	}
-	var v uint64
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false // ERANGE
-		}
-		v = v*10 + d
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
 }

@@ -487,18 +487,6 @@ func cmdHRandField(h *Handler, cl *client, args [][]byte) {
 	})
 }
 
-// writeScanPage writes a scan reply: the next cursor and the elements
-// (flat, so pairs for HSCAN).
-func writeScanPage(cl *client, next uint64, elems [][]byte) {
-	var num [20]byte
-	cl.writeArray(2)
-	cl.writeBulk(strconv.AppendUint(num[:0], next, 10))
-	cl.writeArray(len(elems))
-	for _, e := range elems {
-		cl.writeBulk(e)
-	}
-}
-
 func cmdHScan(h *Handler, cl *client, args [][]byte) {
 	cursor, ok := parseCursor(args[2])
 	if !ok {
@@ -510,14 +498,14 @@ func cmdHScan(h *Handler, cl *client, args [][]byte) {
 			writeScanPage(cl, 0, nil)
 			return
 		}
-		count, pattern, errText := parseCollectionScan(args[3:])
+		a, errText := parseScanArgs(args[3:], false)
 		if errText != "" {
 			cl.writeError(errText)
 			return
 		}
 		var elems [][]byte // slices of the hash, valid under the read lock
-		next := hs.Scan(cursor, count, func(f, v []byte) {
-			if pattern == nil || store.Match(pattern, f) {
+		next := hs.Scan(cursor, a.count, func(f, v []byte) {
+			if a.match == nil || store.Match(a.match, f) {
 				elems = append(elems, f, v)
 			}
 		})

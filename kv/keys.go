@@ -115,7 +115,7 @@ func cmdScan(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errInvalidCursor)
 		return
 	}
-	a, errText := parseScanArgs(args[2:])
+	a, errText := parseScanArgs(args[2:], true)
 	if errText != "" {
 		cl.writeError(errText)
 		return

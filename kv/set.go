@@ -579,14 +579,14 @@ func cmdSScan(h *Handler, cl *client, args [][]byte) {
 			writeScanPage(cl, 0, nil)
 			return
 		}
-		count, pattern, errText := parseCollectionScan(args[3:])
+		a, errText := parseScanArgs(args[3:], false)
 		if errText != "" {
 			cl.writeError(errText)
 			return
 		}
 		var page [][]byte
-		next := s.Scan(cursor, count, func(m []byte) {
-			if pattern == nil || store.Match(pattern, m) {
+		next := s.Scan(cursor, a.count, func(m []byte) {
+			if a.match == nil || store.Match(a.match, m) {
 				page = append(page, slices.Clone(m))
 			}
 		})

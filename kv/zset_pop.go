@@ -3,7 +3,6 @@ package kv
 import (
 	"math"
 	"math/rand/v2"
-	"strconv"
 
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/store"
@@ -273,86 +272,5 @@ func writeZRandom(cl *client, z *store.ZSet, l int64, withScores bool) {
 		vi, vj := at(i), at(j)
 		swapped[i], swapped[j] = vj, vi
 		one(vj)
-	}
-}
-
-func cmdZScan(h *Handler, cl *client, args [][]byte) {
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		cl.writeError(errInvalidCursor)
-		return
-	}
-	h.viewZSet(cl, args[1], func(z *store.ZSet) {
-		if z == nil {
-			cl.out = append(cl.out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
-			return
-		}
-		count, pattern, errText := parseCollectionScan(args[3:])
-		if errText != "" {
-			cl.writeError(errText)
-			return
-		}
-		writeZScan(cl, z, cursor, count, pattern)
-	})
-}
-
-// parseCollectionScan parses the [MATCH pattern] [COUNT count] options of
-// ZSCAN, SSCAN and HSCAN (after the key's type was checked, as Redis does):
-// count defaults to 10, and a pattern of "*" matches everything (nil).
-func parseCollectionScan(opts [][]byte) (count int, pattern []byte, errText string) {
-	count = 10
-	for i := 0; i < len(opts); i += 2 {
-		left := len(opts) - i
-		switch {
-		case ascii.EqualFold(opts[i], "count") && left >= 2:
-			c, ok := parseLong(opts[i+1])
-			if !ok {
-				return 0, nil, errNotInteger
-			}
-			if c < 1 {
-				return 0, nil, errSyntax
-			}
-			count = int(min(c, math.MaxInt32))
-		case ascii.EqualFold(opts[i], "match") && left >= 2:
-			pattern = opts[i+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil
-			}
-		default:
-			return 0, nil, errSyntax
-		}
-	}
-	return count, pattern, ""
-}
-
-// writeZScan writes one ZSCAN page. Scores are written as Redis's scan
-// does: from a listpack as the text it stores (an integral score within
-// ±2^62 as an integer), from a skiplist as %.17g.
-func writeZScan(cl *client, z *store.ZSet, cursor uint64, count int, pattern []byte) {
-	listpack := z.Encoding() == "listpack"
-	var num [32]byte
-	var elems [][]byte // member, score text; the members stay valid under the read lock
-	var scores []byte
-	var ends []int
-	next := z.Scan(cursor, count, func(m []byte, s float64) {
-		if pattern != nil && !store.Match(pattern, m) {
-			return
-		}
-		elems = append(elems, m)
-		if listpack && s == math.Trunc(s) && s >= -(1<<62) && s <= 1<<62 {
-			scores = strconv.AppendInt(scores, int64(s), 10)
-		} else {
-			scores = append(scores, appendScore(num[:0], s)...)
-		}
-		ends = append(ends, len(scores))
-	})
-	cl.writeArray(2)
-	cl.writeBulk(strconv.AppendUint(num[:0], next, 10))
-	cl.writeArray(2 * len(elems))
-	start := 0
-	for i, m := range elems {
-		cl.writeBulk(m)
-		cl.writeBulk(scores[start:ends[i]])
-		start = ends[i]
 	}
 }
