@@ -2,7 +2,6 @@ package kv
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/shoalkv/shoal/internal/ascii"
 )
@@ -121,13 +120,7 @@ func cmdScan(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	next, keys := h.store.Scan(cursor, a.match, a.count, a.typ)
-	cl.writeArray(2)
-	var buf [20]byte
-	cl.writeBulk(strconv.AppendUint(buf[:0], next, 10))
-	cl.writeArray(len(keys))
-	for _, k := range keys {
-		cl.writeBulk(k)
-	}
+	writeScanPage(cl, next, keys)
 }
 
 func cmdRename(h *Handler, cl *client, args [][]byte) {

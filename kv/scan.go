@@ -10,7 +10,7 @@ import (
 )
 
 // The SCAN family's shared parts: the cursor and options parser of SCAN,
-// HSCAN, SSCAN and ZSCAN, the page writer of HSCAN and SSCAN, and ZSCAN
+// HSCAN, SSCAN and ZSCAN, the page writer of SCAN, HSCAN and SSCAN, and ZSCAN
 // (whose scores need a writer of their own). SCAN itself is in keys.go,
 // HSCAN in hash.go, SSCAN in set.go.
 
@@ -101,7 +101,7 @@ func parseCursor(b []byte) (uint64, bool) {
 }
 
 // writeScanPage writes a scan reply: the next cursor and the elements
-// (flat, so pairs for HSCAN).
+// (flat, so pairs for HSCAN). SCAN, HSCAN and SSCAN answer with it.
 func writeScanPage(cl *client, next uint64, elems [][]byte) {
 	var num [20]byte
 	cl.writeArray(2)
