@@ -9,7 +9,10 @@
 // its multi-part appendonlydir on first start) and redis-check-aof checks
 // it. The kv layer logs what a command did rather than what it was asked:
 // relative expirations become absolute (SET ... PXAT, PEXPIREAT), so a replay
-// does not extend a TTL.
+// does not extend a TTL. Records are encoded with proto/resp's writers and
+// read back with its command parser, held to what a file may contain: no
+// inline commands, no empty ones, and every byte of the framing exactly as
+// written.
 //
 // # Loading
 //

@@ -1,38 +1,23 @@
 package aof
 
-import "strconv"
+import "github.com/shoalkv/shoal/proto/resp"
 
-// AppendCommand appends args to dst as one RESP multibulk command, the form
-// Redis writes to its append-only file, and returns the extended slice.
+// The file's records are RESP multibulk commands, the form clients send and
+// Redis writes to its append-only file; these name proto/resp's encoders
+// for the writers of records, so there is one encoder of the format.
+
+// AppendCommand appends args to dst as one RESP multibulk command
+// (resp.AppendCommandBytes) and returns the extended slice.
 func AppendCommand(dst []byte, args ...[]byte) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(args)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range args {
-		dst = AppendArg(dst, a)
-	}
-	return dst
+	return resp.AppendCommandBytes(dst, args...)
 }
 
 // AppendHeader appends the multibulk header of a command of n arguments;
 // follow it with n AppendArg calls.
-func AppendHeader(dst []byte, n int) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(n), 10)
-	return append(dst, '\r', '\n')
-}
+func AppendHeader(dst []byte, n int) []byte { return resp.AppendArrayHeader(dst, n) }
 
 // AppendArg appends one bulk-string argument.
-func AppendArg(dst, a []byte) []byte {
-	dst = append(dst, '$')
-	dst = strconv.AppendInt(dst, int64(len(a)), 10)
-	dst = append(dst, '\r', '\n')
-	dst = append(dst, a...)
-	return append(dst, '\r', '\n')
-}
+func AppendArg(dst, a []byte) []byte { return resp.AppendBulk(dst, a) }
 
 // AppendIntArg appends an integer argument as its decimal text.
-func AppendIntArg(dst []byte, n int64) []byte {
-	var tmp [20]byte
-	return AppendArg(dst, strconv.AppendInt(tmp[:0], n, 10))
-}
+func AppendIntArg(dst []byte, n int64) []byte { return resp.AppendBulkInt(dst, n) }

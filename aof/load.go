@@ -1,13 +1,15 @@
 package aof
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
+
+	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/proto/resp"
 )
 
 // CorruptError reports a malformed command in the middle of an append-only
@@ -29,12 +31,14 @@ type LoadStats struct {
 	Truncated int64 // bytes cut from a truncated last command, 0 if none
 }
 
-// maxArgs and maxBulk bound what the loader allocates for one command, so a
-// corrupt length cannot ask for gigabytes: Redis's own limits.
-const (
-	maxArgs = 1 << 31
-	maxBulk = 512 << 20
-)
+// maxArgs bounds the argument count of one command, as Redis's loader reads
+// it into an int; the parser grows its argument slice only as arguments
+// arrive, so a corrupt count cannot ask for gigabytes.
+const maxArgs = 1 << 31
+
+// limits are the loader's: Redis's 512 MiB proto-max-bulk-len for a bulk,
+// maxArgs arguments, and header lines ended within 64 KiB.
+var limits = resp.Limits{MaxBulkLen: resp.DefaultMaxBulkLen, MaxMultibulkLen: maxArgs}
 
 // errTruncated marks a command cut short by the end of the file.
 var errTruncated = errors.New("truncated")
@@ -58,14 +62,14 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 		return st, err
 	}
 	defer f.Close()
-	r := &reader{br: bufio.NewReaderSize(f, 1<<20)}
-	var args [][]byte
+	r := &reader{file: f}
+	r.p.Limits = &limits
 	nextProgress := int64(16 << 20)
 	multiAt := int64(-1) // offset of a MULTI whose EXEC has not been read
 	for {
 		start := r.off
-		args, err = r.command(args[:0])
-		if err == io.EOF && r.off == start {
+		args, err := r.command()
+		if err == io.EOF {
 			if multiAt < 0 {
 				break
 			}
@@ -74,11 +78,11 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 			// "Revert incomplete MULTI/EXEC transaction").
 			err = errTruncated
 		}
-		if err == errTruncated || err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err == errTruncated {
 			if multiAt >= 0 {
 				start = multiAt
 			}
-			cut := r.off - start
+			cut := r.end() - start
 			if !repairTruncated {
 				what := "a truncated command"
 				if multiAt >= 0 {
@@ -94,12 +98,15 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 			return st, nil
 		}
 		if err != nil {
-			return st, &CorruptError{Path: path, Offset: start, Reason: err.Error()}
+			if bad, ok := err.(*formatError); ok {
+				return st, &CorruptError{Path: path, Offset: start, Reason: bad.reason}
+			}
+			return st, fmt.Errorf("reading the append only file %s at byte offset %d: %w", path, r.end(), err)
 		}
 		switch {
-		case isName(args[0], "multi"):
+		case ascii.EqualFold(args[0], "multi"):
 			multiAt = start
-		case isName(args[0], "exec"):
+		case ascii.EqualFold(args[0], "exec"):
 			multiAt = -1
 		}
 		if err := exec(args); err != nil {
@@ -115,105 +122,164 @@ func Load(path string, repairTruncated bool, exec func(args [][]byte) error, pro
 	return st, nil
 }
 
-// reader parses RESP multibulk commands from a stream, counting offsets.
+// formatError is a malformed command; reason says what is wrong.
+type formatError struct{ reason string }
+
+func (e *formatError) Error() string { return e.reason }
+
+func badFormat(format string, args ...any) error {
+	return &formatError{reason: fmt.Sprintf(format, args...)}
+}
+
+// Reads from the file are readSize bytes; a buffer grown past maxRetained
+// by a huge command is dropped once that command is consumed, so it is not
+// pinned for the rest of the load.
+const (
+	readSize    = 1 << 20
+	maxRetained = 8 << 20
+)
+
+// reader reads the commands of an append-only file: resp.Parser over a
+// buffer of what has been read, so arguments are slices of that buffer.
 type reader struct {
-	br    *bufio.Reader
-	off   int64
-	arena []byte // the current command's arguments, each followed by CRLF
-	ends  []int  // where each argument ends in arena
+	file io.Reader
+	p    resp.Parser
+	buf  []byte // buf[pos:] has been read and not consumed
+	pos  int
+	off  int64 // file offset of buf[pos]
+	eof  bool  // file has nothing more after buf
 }
 
-// command reads one command into args. At a clean end of file it returns
-// io.EOF without consuming anything; an end inside a command is
-// errTruncated; anything else malformed is a descriptive error.
-func (r *reader) command(args [][]byte) ([][]byte, error) {
-	r.arena, r.ends = r.arena[:0], r.ends[:0]
-	if cap(r.arena) > 1<<20 {
-		r.arena = nil // after a huge value, do not pin it for the rest of the load
-	}
-	n, err := r.header('*')
-	if err != nil {
-		return args, err
-	}
-	if n < 1 || n > maxArgs {
-		return args, fmt.Errorf("multibulk count %d out of range 1..%d", n, maxArgs)
-	}
-	for i := int64(0); i < n; i++ {
-		l, err := r.header('$')
-		if err == io.EOF {
-			return args, errTruncated
+// end is the file offset just past what has been read.
+func (r *reader) end() int64 { return r.off + int64(len(r.buf)-r.pos) }
+
+// command returns the next command. The arguments are valid until the next
+// call. At a clean end of file it returns io.EOF; an end inside a command
+// is errTruncated; anything malformed is a *formatError.
+func (r *reader) command() ([][]byte, error) {
+	for {
+		if b := r.buf[r.pos:]; len(b) > 0 {
+			args, n, err := parseCommand(&r.p, b)
+			if err == nil {
+				r.pos += n
+				r.off += int64(n)
+				return args, nil
+			}
+			if err != resp.ErrIncomplete {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return args, err
+		if r.eof {
+			if r.pos == len(r.buf) {
+				return nil, io.EOF
+			}
+			return nil, errTruncated
 		}
-		if l < 0 || l > maxBulk {
-			return args, fmt.Errorf("bulk length %d out of range 0..%d", l, maxBulk)
+		if err := r.fill(); err != nil {
+			return nil, err
 		}
-		start := len(r.arena)
-		r.arena = slices.Grow(r.arena, int(l)+2)[:start+int(l)+2]
-		b := r.arena[start:]
-		m, err := io.ReadFull(r.br, b)
-		r.off += int64(m)
-		if err != nil {
-			return args, errTruncated
-		}
-		if b[l] != '\r' || b[l+1] != '\n' {
-			return args, fmt.Errorf("bulk of length %d not followed by CRLF", l)
-		}
-		r.ends = append(r.ends, len(r.arena)-2)
 	}
-	// The arguments are slices of one arena, reused by the next command:
-	// cut only now, since growing the arena may have moved it.
-	from := 0
-	for _, end := range r.ends {
-		args = append(args, r.arena[from:end:end])
-		from = end + 2
-	}
-	return args, nil
 }
 
-// header reads a line "<kind><integer>\r\n".
-func (r *reader) header(kind byte) (int64, error) {
-	line, err := r.br.ReadSlice('\n')
-	r.off += int64(len(line))
+// fill reads more of the file after the unconsumed bytes, which it first
+// moves to the front of the buffer (so a command the parser has partly
+// read still starts at the front, where resp.Parser resumes it). The
+// buffer doubles when full, so a huge bulk costs a linear number of copies.
+func (r *reader) fill() error {
+	rest := len(r.buf) - r.pos
+	switch {
+	case cap(r.buf) > maxRetained && rest <= readSize:
+		r.buf = append(make([]byte, 0, 2*readSize), r.buf[r.pos:]...)
+	case cap(r.buf)-rest < readSize:
+		r.buf = append(make([]byte, 0, max(2*cap(r.buf), 2*readSize)), r.buf[r.pos:]...)
+	case r.pos > 0:
+		r.buf = r.buf[:copy(r.buf, r.buf[r.pos:])]
+	}
+	r.pos = 0
+	n, err := r.file.Read(r.buf[len(r.buf):cap(r.buf)])
+	r.buf = r.buf[:len(r.buf)+n]
 	if err == io.EOF {
-		if len(line) == 0 {
-			return 0, io.EOF
-		}
-		return 0, errTruncated
+		r.eof = true
+		return nil
 	}
-	if err == bufio.ErrBufferFull {
-		return 0, fmt.Errorf("header line longer than %d bytes", r.br.Size())
-	}
-	if err != nil {
-		return 0, err
-	}
-	if len(line) < 3 || line[0] != kind || line[len(line)-2] != '\r' {
-		return 0, fmt.Errorf("expected '%c<integer>\\r\\n', got %q", kind, truncate(line, 32))
-	}
-	n, err := strconv.ParseInt(string(line[1:len(line)-2]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("bad integer in %q", truncate(line, 32))
-	}
-	return n, nil
+	return err
 }
 
-func truncate(b []byte, n int) []byte {
+// parseCommand parses the command at the front of b. resp.Parser reads
+// what clients may send, and an append-only file is held to less:
+//   - an inline command is an error (Redis's loader, too, wants '*');
+//   - "*0" and "*-1", which Parse consumes and skips, are errors, as a
+//     count below 1 is in Redis's loader;
+//   - the bytes must be exactly what resp.AppendCommandBytes writes for
+//     the arguments read. Parse, like Redis's networking code, does not
+//     check the CRLF ending a header line or following bulk data; here a
+//     bulk not followed by CRLF (a length that does not match its data)
+//     is corrupt. This also refuses lengths written with a '+' or leading
+//     zeros, which no writer produces.
+//
+// A command cut short by the end of b is resp.ErrIncomplete.
+func parseCommand(p *resp.Parser, b []byte) ([][]byte, int, error) {
+	if b[0] != '*' {
+		line := b
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i+1]
+		}
+		return nil, 0, badFormat("expected '*<count>\\r\\n', got %q", prefix(line, 32))
+	}
+	args, n, err := p.Parse(b)
+	if err != nil {
+		if pe, ok := err.(*resp.ProtocolError); ok {
+			return nil, 0, badFormat("%s", pe.Detail)
+		}
+		return nil, 0, err
+	}
+	if count, _ := ascii.ParseInt(headerDigits(b)); count < 1 {
+		return nil, 0, badFormat("multibulk count %q out of range 1..%d", headerDigits(b), maxArgs)
+	}
+	if at, want := misframed(b[:n], args); want != nil {
+		return nil, 0, badFormat("expected %q at byte %d of the command, got %q", want, at, prefix(b[at:], len(want)))
+	}
+	return args, n, nil
+}
+
+// misframed compares cmd with what resp.AppendCommandBytes writes for args,
+// which are slices of cmd, and returns where they first differ and the
+// bytes expected there (nil if nowhere). The data of each argument is cmd's
+// own, so only the framing around it is compared.
+func misframed(cmd []byte, args [][]byte) (at int, want []byte) {
+	var line [24]byte
+	h := resp.AppendArrayHeader(line[:0], len(args))
+	if !bytes.HasPrefix(cmd, h) {
+		return 0, bytes.Clone(h)
+	}
+	at = len(h)
+	for _, a := range args {
+		h = strconv.AppendInt(append(line[:0], '$'), int64(len(a)), 10)
+		h = append(h, '\r', '\n')
+		if !bytes.HasPrefix(cmd[at:], h) {
+			return at, bytes.Clone(h)
+		}
+		at += len(h) + len(a)
+		if !bytes.HasPrefix(cmd[at:], []byte("\r\n")) {
+			return at, []byte("\r\n")
+		}
+		at += 2
+	}
+	return at, nil
+}
+
+// headerDigits returns the count of the header line at the front of b.
+func headerDigits(b []byte) []byte {
+	line := b[1:]
+	if i := bytes.IndexByte(line, '\r'); i >= 0 {
+		line = line[:i]
+	}
+	return prefix(line, 32)
+}
+
+func prefix(b []byte, n int) []byte {
 	if len(b) > n {
 		return b[:n]
 	}
 	return b
-}
-
-// isName reports whether a command name is name (lower case), in any case.
-func isName(arg []byte, name string) bool {
-	if len(arg) != len(name) {
-		return false
-	}
-	for i := range arg {
-		if arg[i]|0x20 != name[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,15 +2,13 @@ package kv
 
 import (
 	"math"
-	"math/big"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/shoalkv/shoal/proto/resp"
+	"github.com/shoalkv/shoal/store"
 )
 
 // Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP; the sorted
@@ -413,46 +411,19 @@ const (
 )
 
 // parseTimeout reads a blocking command's timeout in seconds as Redis 7.0
-// does: strtold's syntax (no surrounding spaces, hex, "inf"), NaN refused,
-// then milliseconds rounded up; a value whose milliseconds do not fit an
-// int64 (infinity included) comes out negative, as Redis's conversion
-// makes it. 0 means no timeout.
+// does: string2ld (store.ParseFloat's LongDouble rule), then milliseconds
+// rounded up; a value whose milliseconds do not fit an int64 (infinity
+// included) comes out negative, as Redis's conversion makes it. 0 means no
+// timeout. The milliseconds are computed in float64 where Redis uses a long
+// double, so they differ where float64's rounding crosses an integer: near
+// 2^63 ms, 9223372036854775.807 s is a valid timeout to Redis, negative here.
 func parseTimeout(b []byte) (ms int64, errText string) {
-	if len(b) == 0 || len(b) >= 5*1024 || strings.ContainsRune(" \t\n\v\f\r", rune(b[0])) || slices.Contains(b, '_') {
+	f, ok := store.ParseFloat(b, store.LongDouble)
+	if !ok {
 		return 0, errTimeoutNotFloat
-	}
-	s := string(b)
-	body := strings.TrimLeft(s, "+-")
-	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') && !strings.ContainsAny(body, "pP") {
-		s += "p0"
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if math.IsNaN(f) {
-		return 0, errTimeoutNotFloat
-	}
-	if err != nil {
-		// Out of float64's range: a long double may still hold it.
-		x, _, berr := big.ParseFloat(s, 0, 64, big.ToNearestEven)
-		if berr != nil || x.IsInf() {
-			return 0, errTimeoutNotFloat
-		}
-		exp := x.MantExp(nil)
-		if exp > 16384 || exp < -16445 {
-			return 0, errTimeoutNotFloat // strtold's ERANGE
-		}
-		if exp > 0 {
-			return 0, errTimeoutNegative // overflows the conversion
-		}
-		if x.Sign() > 0 {
-			return 1, "" // a tiny positive timeout: rounded up to 1 ms
-		}
-		return 0, ""
 	}
 	ms64 := math.Ceil(f * 1000)
-	if math.IsInf(ms64, 0) || ms64 >= math.MaxInt64 || ms64 < math.MinInt64 {
-		return 0, errTimeoutNegative
-	}
-	if ms64 < 0 {
+	if ms64 < 0 || ms64 >= math.MaxInt64 {
 		return 0, errTimeoutNegative
 	}
 	return int64(ms64), ""
