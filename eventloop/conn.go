@@ -1,7 +1,6 @@
 package eventloop
 
 import (
-	"fmt"
 	"net"
 	"sync/atomic"
 	"time"
@@ -43,7 +42,7 @@ const (
 // pool once it is written out.
 type Conn struct {
 	loop *loop     // immutable; nil when Options.Engine serves c: then ctx holds an *extConn
-	ln   *listener // immutable: where c was accepted, whose Handler serves it (native engine)
+	ln   *listener // immutable: where c was accepted, whose Handler serves it
 	fd   int       // immutable
 
 	// Loop goroutine only.
@@ -51,7 +50,9 @@ type Conn struct {
 	in          *bytebufferpool.ByteBuffer // unconsumed input; nil when none
 	out         *bytebufferpool.ByteBuffer // output, written from outPos on; nil when none
 	outPos      int
-	lastActive  time.Duration // loop clock at the last read
+	backlog     atomic.Pointer[backlog] // output spilled for a slow reader, older than out; nil until it first spills
+	limit       *OutputLimit            // nil: Options.OutputHardLimit
+	lastActive  time.Duration           // loop clock at the last read
 	flags       uint16
 	closeErr    error         // reason passed to OnClose for a deferred close
 	lingerUntil time.Duration // loop clock at which a lingering close gives up
@@ -73,18 +74,20 @@ func (c *Conn) isClosed() bool { return c.closed.Load() }
 
 // pending reports the bytes of output not yet written to the socket.
 func (c *Conn) pending() int {
-	if c.out == nil {
-		return 0
+	n := c.backlogLen()
+	if c.out != nil {
+		n += len(c.out.B) - c.outPos
 	}
-	return len(c.out.B) - c.outPos
+	return n
 }
 
 // Write appends p to c's output. The output is sent when the loop finishes
-// the current batch of input, or earlier past Options.FlushThreshold. It
+// the current batch of input or the callback, or earlier past
+// Options.FlushThreshold. It
 // returns ErrConnClosed after Close, and an error wrapping ErrOutputLimit
-// (and closes c) if more than Options.OutputHardLimit was already waiting
-// to be written: the peer is not reading. One write may be larger than the
-// limit.
+// (and closes c) if more than Options.OutputHardLimit (or the limits set
+// with SetOutputLimit) was already waiting to be written: the peer is not
+// reading. One write may be larger than the limit.
 func (c *Conn) Write(p []byte) (int, error) {
 	if c.loop == nil {
 		return c.ext().Write(p)
@@ -92,7 +95,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if err := c.reserve(); err != nil {
 		return 0, err
 	}
-	c.out.B = append(c.out.B, p...)
+	c.appendOutput(p)
 	return len(p), nil
 }
 
@@ -104,41 +107,52 @@ func (c *Conn) WriteString(s string) (int, error) {
 	if err := c.reserve(); err != nil {
 		return 0, err
 	}
-	c.out.B = append(c.out.B, s...)
+	if c.behind() {
+		c.appendOutput([]byte(s)) // a slow reader's: the copy is the least of its costs
+		return len(s), nil
+	}
+	c.appendOutString(s)
 	return len(s), nil
 }
 
-// reserve checks that the handler may write to c and makes sure c has an
-// output buffer.
+// reserve checks that the handler may write to c: it is not closing and
+// its pending output is within its limits (which closes it otherwise).
 func (c *Conn) reserve() error {
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return ErrConnClosed
 	}
-	return c.grow()
+	return c.checkLimits()
 }
 
-// grow makes sure c has an output buffer, unless the output already
-// waiting passes OutputHardLimit: then it closes c.
-func (c *Conn) grow() error {
-	if err := c.checkHardLimit(); err != nil {
-		return err
+// appendOutput queues p after c's pending output: straight into the
+// backlog when c's newest output is there (a slow reader), else in c.out.
+func (c *Conn) appendOutput(p []byte) {
+	if c.out != nil && len(c.out.B)-c.outPos+len(p) > c.loop.srv.opts.FlushThreshold && !c.behind() {
+		// Past FlushThreshold: write c.out now, or if the socket is
+		// known to be full move it to the backlog, rather than grow it.
+		if c.flags&flagWriting != 0 {
+			c.loop.spill(c)
+		} else {
+			c.loop.loopFlush(c)
+		}
+	}
+	if c.behind() {
+		p = p[c.loop.appendBacklog(c, p):] // all of it, unless no chunk could be mapped
+		if len(p) == 0 {
+			return
+		}
 	}
 	if c.out == nil {
 		c.out = c.loop.outBufs.get()
 	}
-	return nil
+	c.out.B = append(c.out.B, p...)
 }
 
-// checkHardLimit closes c if more than OutputHardLimit of its output is
-// still unsent. It looks at what is already pending, not at what is about
-// to be added, so that a single reply of any size can be sent: the limit
-// is for peers that do not read, as Redis's client-output-buffer-limit is.
-func (c *Conn) checkHardLimit() error {
-	if p, limit := c.pending(), c.loop.srv.opts.OutputHardLimit; p > limit {
-		c.loop.abort(c, fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, p, limit))
-		return c.closeErr
+func (c *Conn) appendOutString(s string) {
+	if c.out == nil {
+		c.out = c.loop.outBufs.get()
 	}
-	return nil
+	c.out.B = append(c.out.B, s...)
 }
 
 // OutputBuffer returns c's pending output for an encoder to append to; hand
@@ -159,8 +173,8 @@ func (c *Conn) OutputBuffer() []byte {
 
 // SetOutputBuffer replaces c's pending output with b, normally the slice
 // from OutputBuffer with replies appended. If the output pending before
-// (what OutputBuffer returned) was already above Options.OutputHardLimit,
-// c is closed and b dropped.
+// (what OutputBuffer returned) was already above c's limits
+// (Options.OutputHardLimit or SetOutputLimit), c is closed and b dropped.
 func (c *Conn) SetOutputBuffer(b []byte) {
 	if c.loop == nil {
 		c.ext().SetOutputBuffer(b)
@@ -169,7 +183,7 @@ func (c *Conn) SetOutputBuffer(b []byte) {
 	if c.isClosed() || c.flags&(flagCloseCalled|flagAbort) != 0 {
 		return
 	}
-	if c.checkHardLimit() != nil {
+	if c.checkLimits() != nil {
 		return
 	}
 	if c.out == nil {
@@ -263,6 +277,23 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// Abort closes c at once, dropping its unsent output, and hands err to
+// OnClose: for a handler that finds its peer past a limit of its own (a
+// subscriber whose messages pile up, say). Inside OnTraffic the close
+// takes effect when the callback returns. It does nothing once c is
+// closing.
+func (c *Conn) Abort(err error) {
+	if c.loop == nil {
+		c.ext().Abort(err)
+		return
+	}
+	if c.isClosed() {
+		return
+	}
+	c.loop.abort(c, err)
+	c.loop.markDirty(c)
+}
+
 // Context returns the value set by SetContext.
 func (c *Conn) Context() any {
 	if c.loop == nil {
@@ -279,6 +310,10 @@ func (c *Conn) SetContext(v any) {
 	}
 	c.ctx = v
 }
+
+// Handler returns the Handler serving c: the Server's, or that of the
+// Listener that accepted c. Any goroutine may call it.
+func (c *Conn) Handler() Handler { return c.ln.handler }
 
 // Fd returns the socket descriptor. It is valid until OnClose returns.
 func (c *Conn) Fd() int { return c.fd }

@@ -22,6 +22,13 @@ type LoopCounters struct {
 	OutputLimitCloses  uint64 // connections closed past OutputHardLimit
 	InboundLimitCloses uint64 // connections closed past MaxInboundBuffer
 	IdleCloses         uint64 // connections closed after IdleTimeout
+	// OutputBacklog is the memory the loop holds, off the Go heap, for
+	// output its slow readers have not taken yet (in use or kept for
+	// reuse); the sum of Conn.OutputBacklog is the part in use.
+	OutputBacklog int64
+	// OutputBacklogFreed counts the backlog memory given back to the
+	// kernel since Start: a rise means slow readers' output went away.
+	OutputBacklogFreed int64
 }
 
 // loopCounters is the loop's live LoopCounters; the loop goroutine writes.
@@ -41,8 +48,9 @@ func (k *loopCounters) noteAbort(err error) {
 }
 
 // Counters returns each loop's counters, in loop order (LoopIndex), or nil
-// before Start. On an Options.Engine other than the native one only Conns
-// and Load are known (see the engine's documentation).
+// before Start. On an Options.Engine other than the native one only Conns,
+// Load and the OutputBacklog counts are known (see the engine's
+// documentation).
 func (s *Server) Counters() []LoopCounters {
 	if s.runner != nil {
 		return s.engineCounters()
@@ -65,6 +73,8 @@ func (s *Server) Counters() []LoopCounters {
 			OutputLimitCloses:  k.outputLimit.Load(),
 			InboundLimitCloses: k.inboundLimit.Load(),
 			IdleCloses:         k.idle.Load(),
+			OutputBacklog:      l.chunks.Mapped.Load(),
+			OutputBacklogFreed: l.chunks.Unmapped.Load(),
 		}
 	}
 	return out

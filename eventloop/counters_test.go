@@ -18,12 +18,20 @@ func TestCountersCountTraffic(t *testing.T) {
 		c.Write(msg)
 		readN(t, c, len(msg))
 	}
-	k := s.Counters()[0]
-	if k.Accepted != 1 || k.Conns != 1 || k.Reads < 3 || k.BytesRead != 3*uint64(len(msg)) ||
-		k.Writes < 3 || k.BytesWritten != 3*uint64(len(msg)) {
-		t.Fatalf("after 3 echoes: %+v", k)
+	// The loop counts a write once the system call returns, which may be
+	// after the peer has read what it wrote: wait for the count.
+	counted := func(k LoopCounters) bool {
+		return k.Accepted == 1 && k.Conns == 1 && k.Reads >= 3 && k.BytesRead == 3*uint64(len(msg)) &&
+			k.Writes >= 3 && k.BytesWritten == 3*uint64(len(msg))
 	}
 	deadline := time.Now().Add(5 * time.Second)
+	for !counted(s.Counters()[0]) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if k := s.Counters()[0]; !counted(k) {
+		t.Fatalf("after 3 echoes: %+v", k)
+	}
+	deadline = time.Now().Add(5 * time.Second)
 	for s.Counters()[0].IdleCloses == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -37,9 +37,18 @@
 // pipeline mid-way and return; what it leaves is presented again once the
 // output drains, without waiting for the peer to send more. A write that
 // finds more than Options.OutputHardLimit still unsent (a peer that does
-// not read) closes the connection and logs why; one reply may be larger
-// than the limit. Unconsumed input past Options.MaxInboundBuffer closes the
-// connection too. Options.MaxConns turns extra connections away with
+// not read) closes the connection; one reply may be larger than the limit.
+// Conn.SetOutputLimit replaces that limit for a connection with an
+// OutputLimit shared by a class of connections, as Redis's
+// client-output-buffer-limit: a hard limit, and a soft limit the output
+// may stay above only for a while. OnClose is told why (ErrOutputLimit);
+// without an OnClose the loop logs it. Output a slow reader leaves unsent
+// moves, past 64 KiB, into a backlog of chunks mapped outside the Go heap
+// and unmapped as they are written, so what such a peer costs is its
+// pending bytes, no more, and the memory goes back to the kernel when the
+// peer reads or goes (Conn.OutputBacklog, LoopCounters.OutputBacklog).
+// Unconsumed input past Options.MaxInboundBuffer closes the connection
+// too. Options.MaxConns turns extra connections away with
 // Options.RejectMessage, and accept backs off when descriptors run out.
 // Options.IdleTimeout closes silent connections, tracked by one timing
 // wheel per loop.

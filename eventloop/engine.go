@@ -30,7 +30,7 @@ func (h host) Server() any  { return h.s }
 func (h host) Handler() any { return h.s.listeners[0].handler }
 
 func (h host) NewConn(b engine.Conn) any {
-	return &Conn{fd: b.Fd(), ctx: &extConn{Conn: b}}
+	return &Conn{fd: b.Fd(), ln: h.s.listeners[0], ctx: &extConn{Conn: b}}
 }
 
 // extConn is what Conn.ctx holds for a connection another engine serves
@@ -88,7 +88,7 @@ func (s *Server) engineCounters() []LoopCounters {
 	st := s.runner.LoopStats()
 	out := make([]LoopCounters, len(st))
 	for i, l := range st {
-		out[i] = LoopCounters{Conns: int64(l.Conns), Load: l.Load}
+		out[i] = LoopCounters{Conns: int64(l.Conns), Load: l.Load, OutputBacklog: l.OutputBacklog, OutputBacklogFreed: l.OutputBacklogFreed}
 	}
 	return out
 }

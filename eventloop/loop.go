@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoalkv/shoal/eventloop/internal/chunkq"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,7 +58,8 @@ type loop struct {
 	spareChecks []*Conn
 	inBufs      bufCache
 	outBufs     bufCache
-	wheel       *idleWheel // nil without IdleTimeout
+	chunks      chunkq.Cache // backlog chunks, off the Go heap
+	wheel       *idleWheel   // nil without IdleTimeout
 	now         time.Duration
 	draining    bool
 	writeCalls  int // write syscalls made, for tests of batching
@@ -333,14 +335,33 @@ func (l *loop) loopWrite(c *Conn) {
 	l.settle(c)
 }
 
-// loopFlush writes c's pending output with one write. A partial write
-// leaves the rest for loopWrite; the caller's settle arms write interest.
-// It never closes c itself, because OnTraffic may still hold c's input.
+// loopFlush writes c's pending output: its backlog first, if it has one,
+// then c.out with one write. A partial write leaves the rest for
+// loopWrite, and moves more than spillAt of it into the backlog; the
+// caller's settle arms write interest. It never closes c itself, because
+// OnTraffic may still hold c's input.
 func (l *loop) loopFlush(c *Conn) {
-	if c.out == nil || c.isClosed() || c.flags&flagAbort != 0 {
+	if c.isClosed() || c.flags&flagAbort != 0 {
 		return
 	}
-	for c.pending() > 0 {
+	if b := c.backlog.Load(); b != nil && !b.q.Empty() {
+		if err := l.writeBacklog(c); err != nil {
+			c.flags |= flagAbort
+			c.closeErr = err
+			return
+		}
+		if !b.q.Empty() {
+			// Still behind: what is newer goes after it.
+			if c.out != nil && len(c.out.B) > c.outPos {
+				l.spill(c)
+			}
+			return
+		}
+	}
+	if c.out == nil {
+		return
+	}
+	for len(c.out.B) > c.outPos {
 		n, err := writeFd(c.fd, c.out.B[c.outPos:])
 		l.writeCalls++
 		l.counters.writes.Add(1)
@@ -357,14 +378,18 @@ func (l *loop) loopFlush(c *Conn) {
 		}
 		c.outPos += n
 		l.counters.bytesWritten.Add(uint64(n))
-		c.lastActive = l.now // a draining slow reader is not idle
-		if c.pending() > 0 { // the socket is full; don't ask again now
+		c.lastActive = l.now         // a draining slow reader is not idle
+		if len(c.out.B) > c.outPos { // the socket is full; don't ask again now
 			break
 		}
 	}
-	if c.pending() == 0 {
+	rest := len(c.out.B) - c.outPos
+	if rest == 0 {
 		l.outBufs.put(c.out)
 		c.out, c.outPos = nil, 0
+		return
+	}
+	if rest > spillAt && l.spill(c) {
 		return
 	}
 	// Reclaim the written prefix once it is most of the buffer, so a slow
@@ -465,7 +490,8 @@ func (l *loop) resumeStalled(c *Conn) {
 }
 
 // abort marks c to be closed at the next settle point, dropping its output,
-// and logs why.
+// and logs why unless the handler has an OnClose, which is told why and
+// can say more about whom it closed (once: not twice).
 func (l *loop) abort(c *Conn, err error) {
 	if c.flags&flagAbort != 0 {
 		return
@@ -473,7 +499,9 @@ func (l *loop) abort(c *Conn, err error) {
 	c.flags |= flagAbort
 	c.closeErr = err
 	l.counters.noteAbort(err)
-	l.srv.opts.Logger.Warn("eventloop: closing connection", "fd", c.fd, "reason", err.Error())
+	if c.ln.onClose == nil {
+		l.srv.opts.Logger.Warn("eventloop: closing connection", "fd", c.fd, "reason", err.Error())
+	}
 }
 
 func (l *loop) expire(c *Conn) {
@@ -522,6 +550,7 @@ func (l *loop) release(c *Conn, err error, graceful bool) {
 		l.outBufs.put(c.out)
 		c.out, c.outPos = nil, 0
 	}
+	l.dropBacklog(c)
 	if graceful && l.linger(c) {
 		return
 	}

@@ -134,8 +134,9 @@ var (
 	ErrConnClosed = errors.New("eventloop: connection closed")
 	// ErrServerClosed is returned by operations on a server that is shut down.
 	ErrServerClosed = errors.New("eventloop: server closed")
-	// ErrOutputLimit means a connection's pending output passed OutputHardLimit.
-	ErrOutputLimit = errors.New("eventloop: pending output exceeds OutputHardLimit")
+	// ErrOutputLimit means a connection's pending output passed its limit:
+	// OutputHardLimit, or one set with Conn.SetOutputLimit.
+	ErrOutputLimit = errors.New("eventloop: unsent output over the limit")
 	// ErrInboundLimit means a connection's unconsumed input passed MaxInboundBuffer.
 	ErrInboundLimit = errors.New("eventloop: unconsumed input exceeds MaxInboundBuffer")
 	// ErrIdleTimeout means a connection saw no traffic for IdleTimeout.

@@ -78,10 +78,10 @@ func (l *loop) runTasks() {
 			t.c.queued.Add(-1)
 			if c := t.c; !c.isClosed() && c.flags&flagAbort == 0 {
 				// Not Write: data accepted before a Close is still sent.
-				if c.grow() == nil {
-					c.out.B = append(c.out.B, t.data.B...)
+				if c.checkLimits() == nil {
+					c.appendOutput(t.data.B)
 				}
-				l.markDirty(c) // also to settle an abort by grow
+				l.markDirty(c) // also to settle an abort by checkLimits
 			}
 			l.outBufs.put(t.data)
 		case taskExecute:
@@ -163,5 +163,6 @@ func (l *loop) stop(err error) {
 	l.tasks = nil
 	l.mu.Unlock()
 	l.poller.close()
+	l.chunks.Release()
 	l.load.Store(0)
 }

@@ -16,6 +16,7 @@ package engine
 import (
 	"context"
 	"net"
+	"time"
 )
 
 // Host is what a Server gives the engine that serves it.
@@ -50,14 +51,20 @@ type Runner interface {
 	// already sent and closes it, as Server.Shutdown documents; if ctx
 	// ends first the rest are closed at once and ctx's error returned.
 	Shutdown(ctx context.Context) error
-	// LoopStats reports each loop's open connections and load.
+	// LoopStats reports each loop's open connections, load and backlog.
 	LoopStats() []LoopStat
 }
 
-// LoopStat mirrors eventloop.LoopStat.
+// LoopStat is what an engine reports of one loop, for
+// eventloop.Server.Counters.
 type LoopStat struct {
 	Conns int
 	Load  float64
+	// OutputBacklog is the output the loop holds for slow readers
+	// (eventloop.LoopCounters.OutputBacklog).
+	OutputBacklog int64
+	// OutputBacklogFreed is eventloop.LoopCounters.OutputBacklogFreed.
+	OutputBacklogFreed int64
 }
 
 // Conn is what an *eventloop.Conn served by another engine delegates to.
@@ -85,4 +92,20 @@ type Conn interface {
 	AsyncWrite(p []byte) error
 	// Execute runs fn on the loop goroutine, as eventloop.Conn.Execute.
 	Execute(fn func()) error
+	// SetOutputLimit bounds the connection's unsent output by l in
+	// place of Options.OutputHardLimit (nil: that again), as
+	// eventloop.Conn.SetOutputLimit.
+	SetOutputLimit(l OutputLimit)
+	// OutputBacklog is eventloop.Conn.OutputBacklog: the output waiting
+	// because the peer reads slowly; any goroutine may call it.
+	OutputBacklog() int
+	// Abort closes the connection at once, dropping its output, as
+	// eventloop.Conn.Abort.
+	Abort(err error)
+}
+
+// OutputLimit is what an *eventloop.OutputLimit gives an engine: its
+// limits as they are now (they may change between calls).
+type OutputLimit interface {
+	Limits() (hard, soft int64, softFor time.Duration)
 }

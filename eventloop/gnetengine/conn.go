@@ -12,6 +12,8 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/eventloop/engine"
+	"github.com/shoalkv/shoal/eventloop/internal/chunkq"
 	"github.com/valyala/bytebufferpool"
 	"golang.org/x/sys/unix"
 )
@@ -55,8 +57,12 @@ type gconn struct {
 	state       uint16
 	closeErr    error
 	lingerUntil time.Time
-	lastPending int   // pending output at the last check, to see a slow reader drain
-	quietSince  int64 // guarded by srv.mu (the housekeeper): unix ns of the scan that last saw c active
+	lastPending int                // pending output at the last check, to see a slow reader drain
+	limit       engine.OutputLimit // nil: Options.OutputHardLimit
+	softSince   time.Time          // when the output was first seen above limit's soft limit; zero when below
+	gnetOut     atomic.Int64       // gnet's outbound buffer at the last settle (OutputBacklog)
+	backlog     chunkq.Queue       // output held back while gnet's buffer is full (backlog.go)
+	quietSince  int64              // guarded by srv.mu (the housekeeper): unix ns of the scan that last saw c active
 
 	active       atomic.Bool // traffic since the housekeeper's last idle scan
 	idle         atomic.Bool // the housekeeper found c quiet for IdleTimeout; check confirms
@@ -219,7 +225,7 @@ func (g *gconn) flush() {
 	}
 	g.out = nil
 	if len(b.B) > 0 && g.state&(stAbort|stDone) == 0 {
-		_, _ = g.gc.Write(b.B)
+		g.send(b.B)
 	}
 	outPool.Put(b)
 }
@@ -247,6 +253,10 @@ func (g *gconn) settle() bool {
 		}
 	}
 	pending := g.pending()
+	if g.state&stDone == 0 {
+		g.feed()
+		g.gnetOut.Store(int64(g.gc.OutboundBuffered()))
+	}
 	if g.state&(stDrain|stClosing|stPaused) == stDrain && pending == 0 && unreadInput(g.fd) <= 0 {
 		g.state |= stClosing // answered everything the peer sent
 	}
@@ -255,7 +265,9 @@ func (g *gconn) settle() bool {
 			return closeNow
 		}
 	}
-	g.setWatched(g.state&(stPaused|stClosing|stDrain|stLingering) != 0)
+	// A backlog is watched too, so that OutputBacklog follows it down as
+	// gnet writes it out without calling back.
+	g.setWatched(g.state&(stPaused|stClosing|stDrain|stLingering) != 0 || g.gnetOut.Load() > 0 || !g.backlog.Empty())
 	return false
 }
 
@@ -290,6 +302,8 @@ func (g *gconn) lingerOver() bool {
 func (g *gconn) finish(err error) {
 	g.closed.Store(true) // also under mu where it matters (closeGraceful)
 	g.state |= stDone
+	g.gnetOut.Store(0)
+	g.backlog.Reset(g.chunks())
 	if g.out != nil {
 		outPool.Put(g.out)
 		g.out = nil
@@ -306,7 +320,9 @@ func (g *gconn) abort(err error) {
 	}
 	g.state |= stAbort
 	g.closeErr = err
-	g.srv.opts.Logger.Warn("eventloop: closing connection", "fd", g.fd, "reason", err.Error())
+	if g.srv.onClose == nil { // else OnClose is told, as on the native engine
+		g.srv.opts.Logger.Warn("eventloop: closing connection", "fd", g.fd, "reason", err.Error())
+	}
 }
 
 func (g *gconn) setWatched(on bool) {
@@ -411,7 +427,7 @@ func (g *gconn) runTasks() {
 		if !gone && g.state&(stAbort|stDone) == 0 {
 			if t.data != nil {
 				// Not Write: data accepted before a Close is still sent.
-				if g.checkHardLimit() == nil {
+				if g.checkLimits() == nil {
 					g.ensureOut()
 					g.out.B = append(g.out.B, t.data.B...)
 				}

@@ -51,7 +51,13 @@
 //     gnet counts a connection when its loop registers it, not when it is
 //     assigned, so a burst of accepts may land on one loop. Other Balancer
 //     implementations are refused by Start. Server.Counters reports only
-//     Conns and Load (always 0).
+//     Conns, Load (always 0) and OutputBacklog.
+//   - A slow reader's output: gnet keeps what the socket does not take in
+//     its own outbound buffer, on the Go heap. Once that holds 64 KiB for a
+//     connection, further output waits in an off-heap backlog as on the
+//     native engine, and is fed to gnet 256 KiB at a time as it drains,
+//     checked every 2 ms by the housekeeper (gnet reports no "written"
+//     event): a slow reader that catches up waits up to that long for more.
 //   - Shutdown cannot close gnet's listener while the loops drain, so
 //     connections that arrive during a drain are accepted and closed at
 //     once instead of refused.

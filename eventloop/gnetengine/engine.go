@@ -14,6 +14,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/eventloop/engine"
+	"github.com/shoalkv/shoal/eventloop/internal/chunkq"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,6 +42,7 @@ func (Engine) Start(h engine.Host) (engine.Runner, error) {
 		booted: make(chan struct{}), ran: make(chan error, 1), stopped: make(chan struct{}),
 		conns: map[*gconn]struct{}{}, watch: map[*gconn]struct{}{},
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), loopIdx: map[gnet.EventLoop]int{},
+		chunks: make([]chunkq.Cache, o.Loops),
 	}
 	srv.onOpen, _ = srv.handler.(eventloop.OpenHandler)
 	srv.onClose, _ = srv.handler.(eventloop.CloseHandler)
@@ -122,6 +124,10 @@ type server struct {
 	watch   map[*gconn]struct{}    // connections waiting for output to drain, a drain, or a linger
 	loopIdx map[gnet.EventLoop]int // gnet loops in the order they were first seen
 	empty   chan struct{}          // closed when conns empties during a drain
+
+	// chunks are each loop's backlog chunks (by loop index; a loop's
+	// goroutine uses only its own).
+	chunks []chunkq.Cache
 }
 
 // OnBoot implements gnet.EventHandler.
@@ -185,6 +191,9 @@ func (s *server) await() {
 		s.opts.Logger.Error("eventloop: gnet engine stopped with an error", "err", err)
 	}
 	close(s.quit)
+	for i := range s.chunks { // the loops have stopped
+		s.chunks[i].Release()
+	}
 	close(s.stopped)
 }
 
@@ -246,9 +255,14 @@ func (s *server) LoopStats() []engine.LoopStat {
 	for g := range s.conns {
 		if i := g.loopIndex; i < len(out) {
 			out[i].Conns++
+			out[i].OutputBacklog += g.gnetOut.Load()
 		}
 	}
 	s.mu.Unlock()
+	for i := range out {
+		out[i].OutputBacklog += s.chunks[i].Mapped.Load()
+		out[i].OutputBacklogFreed = s.chunks[i].Unmapped.Load()
+	}
 	return out
 }
 

@@ -3,8 +3,10 @@ package gnetengine
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/eventloop/engine"
 )
 
 // The engine.Conn methods: what eventloop.Conn's methods do on this
@@ -18,6 +20,7 @@ func (g *gconn) pending() int {
 	if g.out != nil {
 		n = len(g.out.B)
 	}
+	n += g.backlog.Len()
 	if g.state&stDone != 0 {
 		return n
 	}
@@ -35,21 +38,66 @@ func (g *gconn) writable() bool {
 	return g.state&(stCloseCalled|stAbort|stDone) == 0
 }
 
-// checkHardLimit closes c if more than OutputHardLimit of its output is
-// still unsent, counting what is pending, not what is being added.
-func (g *gconn) checkHardLimit() error {
-	if p, limit := g.pending(), g.srv.opts.OutputHardLimit; p > limit {
-		g.abort(fmt.Errorf("%w: %d bytes pending, limit %d", eventloop.ErrOutputLimit, p, limit))
-		return g.closeErr
+// checkLimits closes c if its unsent output is past its limits
+// (Options.OutputHardLimit, or those SetOutputLimit gave), counting what is
+// pending, not what is being added, as the native engine does.
+func (g *gconn) checkLimits() error {
+	p := int64(g.pending())
+	if g.limit == nil {
+		if limit := int64(g.srv.opts.OutputHardLimit); p > limit {
+			return g.overLimit(fmt.Errorf("%w: %d bytes pending, limit %d", eventloop.ErrOutputLimit, p, limit))
+		}
+		return nil
+	}
+	hard, soft, softFor := g.limit.Limits()
+	if hard > 0 && p > hard {
+		return g.overLimit(fmt.Errorf("%w: %d bytes pending, hard limit %d", eventloop.ErrOutputLimit, p, hard))
+	}
+	if soft == 0 || p <= soft {
+		g.softSince = time.Time{}
+		return nil
+	}
+	now := time.Now()
+	if g.softSince.IsZero() {
+		g.softSince = now
+		return nil
+	}
+	if over := now.Sub(g.softSince); over > softFor {
+		return g.overLimit(fmt.Errorf("%w: %d bytes pending, above the soft limit %d for %v (limit %v)", eventloop.ErrOutputLimit, p, soft, over.Round(time.Millisecond), softFor))
 	}
 	return nil
 }
+
+func (g *gconn) overLimit(err error) error {
+	g.abort(err)
+	return g.closeErr
+}
+
+// SetOutputLimit makes l bound c's output in place of
+// Options.OutputHardLimit; nil restores that.
+func (g *gconn) SetOutputLimit(l engine.OutputLimit) {
+	g.limit = l
+	g.softSince = time.Time{}
+}
+
+// Abort closes c at the next settle point, dropping its output. From a
+// task (Execute) the task's settle closes it; inside OnTraffic, its return.
+func (g *gconn) Abort(err error) {
+	if g.state&stDone != 0 {
+		return
+	}
+	g.abort(err)
+}
+
+// OutputBacklog is the backlog, and what gnet's outbound buffer held at
+// the last settle.
+func (g *gconn) OutputBacklog() int { return g.backlog.Len() + int(g.gnetOut.Load()) }
 
 func (g *gconn) reserve() error {
 	if !g.writable() {
 		return eventloop.ErrConnClosed
 	}
-	if err := g.checkHardLimit(); err != nil {
+	if err := g.checkLimits(); err != nil {
 		return err
 	}
 	g.ensureOut()
@@ -59,6 +107,12 @@ func (g *gconn) reserve() error {
 func (g *gconn) Write(p []byte) (int, error) {
 	if err := g.reserve(); err != nil {
 		return 0, err
+	}
+	if len(g.out.B)+len(p) > g.srv.opts.FlushThreshold {
+		// Hand over what is gathered rather than grow the buffer, as
+		// the native engine does past FlushThreshold.
+		g.flush()
+		g.ensureOut()
 	}
 	g.out.B = append(g.out.B, p...)
 	return len(p), nil
@@ -81,7 +135,7 @@ func (g *gconn) OutputBuffer() []byte {
 }
 
 func (g *gconn) SetOutputBuffer(b []byte) {
-	if !g.writable() || g.checkHardLimit() != nil {
+	if !g.writable() || g.checkLimits() != nil {
 		return
 	}
 	g.ensureOut()
