@@ -38,11 +38,13 @@ func Params() []Param {
 		{Name: "protected-mode", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: without a password, refuse clients from other hosts (as Redis)"},
 		{Name: "loglevel", Kind: Enum("debug", "verbose", "notice", "warning", "nothing"), Default: "notice", RunTime: true, Usage: "log level"},
 		{Name: "databases", Kind: Int(1, 1), Default: "1", Usage: "number of databases (Shoal has one)"},
+		{Name: "client-output-buffer-limit", Kind: OutputLimitsKind{}, Default: defaultOutputLimits, RunTime: true, Usage: "close clients whose unread output passes a class's hard limit, or its soft limit for soft-seconds"},
 		{Name: "proto-max-bulk-len", Kind: Memory(1<<20, math.MaxInt64), Default: "512mb", Usage: "largest bulk argument a client may send"},
 
 		// Memory (the store).
 		{Name: "maxmemory", Kind: Memory(0, math.MaxInt64), Default: "0", RunTime: true, Usage: "memory limit for data, e.g. 100mb, 1gb (0: none)"},
 		{Name: "maxmemory-policy", Kind: Enum("noeviction", "allkeys-random", "allkeys-lru", "volatile-lru", "volatile-ttl"), Default: "noeviction", RunTime: true, Usage: "eviction policy"},
+		{Name: "maxmemory-clients", Kind: MemoryOrPercent(), Default: "0", RunTime: true, Usage: "close the clients using the most buffer memory while all clients use more than this (bytes or a % of maxmemory; 0: no limit)"},
 
 		// Persistence (package kv, the aof.Writer). appendonly is chosen
 		// at startup; CONFIG SET takes only the value it has.

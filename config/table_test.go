@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestKindsGiveRedisErrorsAndCanonicalValues(t *testing.T) {
@@ -110,5 +111,71 @@ func TestMatchAnswersExactNamesAsGiven(t *testing.T) {
 	names, values := tbl.Match([]string{"PORT", "idle-timeout", "l*"}, prefix)
 	if strings.Join(names, ",") != "idle-timeout,level,PORT" || strings.Join(values, ",") != "0,low,6379" {
 		t.Errorf("Match: %q %q", names, values)
+	}
+}
+
+// TestOutputLimits: client-output-buffer-limit's values as Redis reads
+// them (classes in any case, "slave" or "replica", memory units, several
+// classes in one value), refusals with Redis's reasons, and partial values
+// merged over the rest.
+func TestOutputLimits(t *testing.T) {
+	def, err := ParseOutputLimits("normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := def.String(); got != "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60" {
+		t.Errorf("defaults format as %q", got)
+	}
+	p, err := ParseOutputLimits("PubSub 1G 2k 5 replica 1kb 0 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := def.Merge(p)
+	if got := merged.String(); got != "normal 0 0 0 slave 1024 0 0 pubsub 1000000000 2000 5" {
+		t.Errorf("merged: %q", got)
+	}
+	if l := merged.Limits[ClassPubsub]; l.Hard != 1e9 || l.Soft != 2000 || l.SoftFor != 5*time.Second {
+		t.Errorf("pubsub limits %+v", l)
+	}
+	if e, _ := ParseOutputLimits(""); e.String() != "" || def.Merge(e).String() != def.String() {
+		t.Error(`"" changes something`)
+	}
+	for v, want := range map[string]string{
+		"pubsub 1mb 2kb":     "Wrong number of arguments in buffer limit configuration.",
+		"master 1 2 3":       "Invalid client class specified in buffer limit configuration.",
+		"pubsub 1mx 2kb 5":   "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+		"pubsub 1mb 2kb -5":  "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+		"normal -1 0 0":      "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+		"normal 0 0 0 x 1 1": "Wrong number of arguments in buffer limit configuration.",
+	} {
+		if _, err := (OutputLimitsKind{}).Parse(v); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", v, err, want)
+		}
+	}
+}
+
+// TestMemoryOrPercent: maxmemory-clients takes bytes or a percentage of
+// maxmemory up to 100, and resolves a percentage against maxmemory.
+func TestMemoryOrPercent(t *testing.T) {
+	k := MemoryOrPercent()
+	for v, want := range map[string]string{"10%": "10%", "0%": "0", "5mb": "5242880", "0": "0", "100%": "100%"} {
+		if got, err := k.Parse(v); err != nil || got != want {
+			t.Errorf("%q: %q, %v; want %q", v, got, err, want)
+		}
+	}
+	for v, want := range map[string]string{"101%": "percentage argument must be less or equal to 100",
+		"abc": "argument must be a memory or percent value", "-5%": "argument must be a memory or percent value"} {
+		if _, err := k.Parse(v); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", v, err, want)
+		}
+	}
+	if n := ResolveMemoryOrPercent("10%", 1000); n != 100 {
+		t.Errorf("10%% of 1000 = %d", n)
+	}
+	if n := ResolveMemoryOrPercent("10%", 0); n != 0 {
+		t.Errorf("10%% of no maxmemory = %d, want 0 (no limit)", n)
+	}
+	if n := ResolveMemoryOrPercent("4096", 1000); n != 4096 {
+		t.Errorf("bytes resolve to %d", n)
 	}
 }

@@ -151,8 +151,8 @@ func (r *registry) snapshot() []*client {
 }
 
 // appendClientInfo appends one CLIENT LIST line (without the newline) in
-// Redis 7's field order. Shoal keeps no per-client query or reply buffers
-// while idle, so the buffer fields report 0.
+// Redis 7's field order. Shoal keeps no per-client query buffer while
+// idle, so its fields report 0; omem is the output a slow reader left.
 func appendClientInfo(b []byte, cl *client, now int64) []byte {
 	names := cl.getNames()
 	name, libName, libVer := names.name, names.libName, names.libVer
@@ -175,7 +175,9 @@ func appendClientInfo(b []byte, cl *client, now int64) []byte {
 	b = append(b, " idle="...)
 	b = strconv.AppendInt(b, (now-cl.lastActive.Load())/1000, 10)
 	b = appendSessionInfo(b, cl) // flags, db, sub, psub, ssub, multi (pubsub.go)
-	b = append(b, " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd="...)
+	b = append(b, " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0"...)
+	b = appendOutputInfo(b, cl) // obl, oll, omem, tot-mem (outlimits.go)
+	b = append(b, " events=r cmd="...)
 	b = append(b, cmd...)
 	b = append(b, " user=default redir=-1 resp="...)
 	b = strconv.AppendInt(b, int64(cl.protoShown.Load()), 10)

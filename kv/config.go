@@ -91,6 +91,7 @@ func (h *Handler) ownSettings(o Options) {
 	p.Own("proto-max-bulk-len", config.Owner{Get: func() string { return strconv.FormatInt(o.Limits.MaxBulkLen, 10) }})
 
 	h.ownAOFSettings()
+	h.ownOutputLimits()
 }
 
 // ownListener makes h.params read the listener's settings from the edge

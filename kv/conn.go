@@ -2,6 +2,8 @@ package kv
 
 import (
 	"time"
+
+	"github.com/shoalkv/shoal/config"
 )
 
 // Conn is what the command layer needs of a client's connection; the
@@ -41,6 +43,16 @@ type Conn interface {
 	// RunReserved runs fn on the loop, consuming a Reserve (or not, if
 	// none was taken: then it is Run).
 	RunReserved(fn func()) error
+	// SetOutputClass bounds the connection's unsent output by class's
+	// limits (client-output-buffer-limit, which kv hands the edge with
+	// Edge.SetOutputLimit). A new connection is ClassNormal.
+	SetOutputClass(class int)
+	// OutputBacklog is the output waiting because the peer reads slowly:
+	// CLIENT LIST's omem. Any goroutine may call it.
+	OutputBacklog() int
+	// Abort closes the connection now, dropping its unsent output: a
+	// subscriber past its class's limit. The edge logs reason.
+	Abort(reason error)
 }
 
 // ConnInfo describes a new connection to OpenClient: what CLIENT LIST and
@@ -61,6 +73,14 @@ type Edge interface {
 	// RejectedConnections is how many connections were refused over
 	// maxclients; they never reached the Handler.
 	RejectedConnections() int64
+	// SetOutputLimit sets the limits of one class of client
+	// (config.ClassNormal, ...) for every connection of that class, now
+	// and to come. kv calls it at Boot and on CONFIG SET.
+	SetOutputLimit(class int, l config.OutputLimit)
+	// OutputMemory is the memory the edge holds for output its slow
+	// readers have not taken (used_memory, maxmemory-clients), and how
+	// much of such memory it has given back since it started.
+	OutputMemory() (held, freed int64)
 }
 
 // BootInfo is what the serving edge tells the Handler once it starts.
@@ -70,8 +90,6 @@ type BootInfo struct {
 	// FlushThreshold is the reply size after which Serve hands replies
 	// to the Conn mid-batch; 0 keeps DefaultFlushThreshold.
 	FlushThreshold int
-	// OutputHardLimit bounds a subscriber's undelivered messages; 0: none.
-	OutputHardLimit int
 	// Edge answers INFO's and CONFIG's questions about the listener.
 	Edge Edge
 }
@@ -94,6 +112,10 @@ func (c *Client) ID() int64 { return c.c.id }
 
 // Addr is the peer address CLIENT LIST shows.
 func (c *Client) Addr() string { return c.c.addr }
+
+// Class is the client's class for the output limits: config.ClassPubsub
+// while it has a subscription, else config.ClassNormal.
+func (c *Client) Class() int { return classOf(&c.c) }
 
 // Name is the client's CLIENT SETNAME name, "" if none.
 func (c *Client) Name() string { return c.c.getName() }

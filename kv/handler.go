@@ -93,6 +93,8 @@ type Handler struct {
 	watches watchTable
 	pubsub  pubsubRegistry
 
+	outLimits outputLimits // client-output-buffer-limit, maxmemory-clients (outlimits.go)
+
 	closeOnce sync.Once
 	done      chan struct{}
 }
@@ -100,7 +102,7 @@ type Handler struct {
 // Boot tells h about the serving edge once it starts: how many loops it
 // runs (every loop's counters and exec gate exist from the start, so an
 // EXEC's stopWorld sees them all), when to hand long batches of replies
-// over, the output limit, and who answers for the listener.
+// over, and who answers for the listener and applies the output limits.
 func (h *Handler) Boot(b BootInfo) {
 	if b.FlushThreshold > 0 {
 		h.flushBytes.Store(int64(b.FlushThreshold))
@@ -108,8 +110,8 @@ func (h *Handler) Boot(b BootInfo) {
 	if b.Edge != nil {
 		h.edge.Store(&b.Edge)
 		h.ownListener()
+		h.bootOutputLimits()
 	}
-	h.pubsub.hardLimit.Store(int64(b.OutputHardLimit))
 	for i := 0; i < b.Loops; i++ {
 		h.cmdStats.forLoop(i)
 	}
@@ -470,6 +472,11 @@ func (h *Handler) cron() {
 			h.clock.Store(now.UnixMilli())
 			h.ops.sample(h.totalCommands(), now)
 			h.maybeAutoRewrite()
+			h.evictClients()
+			h.releaseClientMemory()
+			// As in Redis, clients' output buffers count against maxmemory.
+			held, _ := h.outputMemory()
+			h.store.SetExternalMemory(held)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/shoalkv/shoal/config"
 )
 
 // Server commands: INFO, TIME, COMMAND.
@@ -102,15 +104,21 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("connected_clients", h.clients.count())
 		field("cluster_connections", 0)
 		field("maxclients", h.params.Get("maxclients"))
+		_, largest := h.clientMemory()
+		field("client_recent_max_input_buffer", 0)
+		field("client_recent_max_output_buffer", largest)
 		field("blocked_clients", h.blocking.blocked.Load())
 		field("tracking_clients", 0)
 	case "memory":
 		b = append(b, "# Memory\r\n"...)
 		maxMemory, policy := h.params.Int("maxmemory"), h.params.Get("maxmemory-policy")
-		peak := h.notePeak(st.UsedMemory)
+		// As in Redis, used_memory counts the clients' output buffers.
+		clients, _ := h.outputMemory()
+		used := st.UsedMemory + clients
+		peak := h.notePeak(used)
 		rss := residentSetSize()
-		field("used_memory", st.UsedMemory)
-		field("used_memory_human", bytesToHuman(st.UsedMemory))
+		field("used_memory", used)
+		field("used_memory_human", bytesToHuman(used))
 		field("used_memory_rss", rss)
 		field("used_memory_rss_human", bytesToHuman(rss))
 		field("used_memory_peak", peak)
@@ -118,11 +126,14 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("maxmemory", maxMemory)
 		field("maxmemory_human", bytesToHuman(maxMemory))
 		field("maxmemory_policy", policy)
+		byClass, _ := h.clientMemory()
+		field("mem_clients_slaves", byClass[config.ClassReplica])
+		field("mem_clients_normal", byClass[config.ClassNormal]+byClass[config.ClassPubsub])
 		// As in Redis: RSS over used_memory, so it includes the runtime, the
 		// connections' buffers and the arena's partly used pages.
 		ratio := 0.0
-		if st.UsedMemory > 0 {
-			ratio = float64(rss) / float64(st.UsedMemory)
+		if used > 0 {
+			ratio = float64(rss) / float64(used)
 		}
 		field("mem_fragmentation_ratio", strconv.FormatFloat(ratio, 'f', 2, 64))
 	case "stats":
@@ -134,6 +145,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("total_error_replies", h.errors.total.Load())
 		field("expired_keys", st.ExpiredKeys)
 		field("evicted_keys", st.EvictedKeys)
+		field("evicted_clients", h.outLimits.evicted.Load())
 		field("keyspace_hits", st.Hits)
 		field("keyspace_misses", st.Misses)
 		channels, patterns, shards := h.pubsub.counts()

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -21,11 +22,12 @@ import (
 // pending, asks the subscriber's loop to run one (Conn.Execute): a burst of
 // messages costs one task. Messages reach a subscriber in the order their
 // PUBLISHes appended them, whatever the loops. The flush writes the mailbox
-// to the Conn, so a subscriber's output obeys the eventloop's limits like
-// any reply: past Options.OutputHardLimit unsent (a subscriber that does not
-// read), the write closes the connection, as Redis's
-// client-output-buffer-limit pubsub does; a mailbox that itself grows past
-// that limit (the loop not keeping up) closes it too. A subscriber's own
+// to the Conn, whose limits are the pubsub class's (outlimits.go): past
+// client-output-buffer-limit pubsub's hard limit unsent (a subscriber that
+// does not read), or its soft limit for too long, the write closes the
+// connection, as in Redis. The mailbox counts against the same hard limit
+// with what the connection holds (its backlog), so a loop that does not
+// keep up cannot hold a second limit's worth in the mailbox. A subscriber's own
 // (UN)SUBSCRIBE replies and messages it publishes to itself first take the
 // mailbox's content into the reply stream, so they keep Redis's order.
 
@@ -144,10 +146,6 @@ type pubsubRegistry struct {
 	shards      map[string]subscriberSet
 	patterns    map[string]*patternEntry
 	patternList []*patternEntry
-
-	// hardLimit is the edge's output hard limit (Boot): a mailbox
-	// past it closes its connection.
-	hardLimit atomic.Int64
 }
 
 // subscriber is a client's side of pub/sub.
@@ -156,15 +154,17 @@ type subscriber struct {
 
 	// Loop goroutine only.
 	channels [3]map[string]struct{} // by space
+	class    int                    // the output class the Conn was last given (noteClass)
 
 	counts [3]atomic.Int32 // by space, for CLIENT LIST and the subscribed context
+	boxLen atomic.Int64    // box.size, for CLIENT LIST's omem and maxmemory-clients
 
 	mu        sync.Mutex // guards what follows
-	box       []byte     // messages not yet handed to the Conn
-	spare     []byte     // the last box written, reused
+	box       mailbox    // messages not yet handed to the Conn
 	scheduled bool       // a flush is queued on the loop
 	closed    bool       // unsubscribed from everything at close or RESET
 	overLimit bool       // the box passed the hard limit: the connection closes
+	overBytes int64      // the box and the Conn's backlog then
 	flushFn   func()
 }
 
@@ -250,6 +250,7 @@ func (h *Handler) subscribe(cl *client, names [][]byte, sp space) {
 		}
 		writeSubReply(cl, subscribeName[sp], name, false, sub.total(sp))
 	}
+	cl.noteClass(sub)
 }
 
 func (h *Handler) unsubscribe(cl *client, names [][]byte, sp space) {
@@ -259,6 +260,7 @@ func (h *Handler) unsubscribe(cl *client, names [][]byte, sp space) {
 	}
 	if sub != nil {
 		sub.drainInto(cl)
+		defer cl.noteClass(sub)
 	}
 	if len(names) == 0 {
 		if sub == nil || len(sub.channels[sp]) == 0 {
@@ -310,6 +312,7 @@ func (h *Handler) endSubscriptions(sub *subscriber) {
 	sub.mu.Lock()
 	sub.closed = true
 	sub.mu.Unlock()
+	sub.cl.noteClass(sub)
 }
 
 // endSession ends a client's transaction, watches and subscriptions: on
@@ -406,10 +409,7 @@ func cmdSPublish(h *Handler, cl *client, args [][]byte) {
 // the patterns it matches) and returns how many deliveries it made.
 func (h *Handler) publish(from *client, channel, msg []byte, shard bool) int64 {
 	r := &h.pubsub
-	limit := r.hardLimit.Load()
-	if limit <= 0 {
-		limit = 64 << 20
-	}
+	limit := h.outLimits.pubsubHard.Load()
 	sp := spaceChannel
 	if shard {
 		sp = spaceShard
@@ -439,6 +439,14 @@ func (h *Handler) publish(from *client, channel, msg []byte, shard bool) int64 {
 
 // appendMessage appends one message in the subscriber's protocol.
 func appendMessage(b []byte, proto int32, sp space, pattern, channel, msg []byte) []byte {
+	b = appendMessageHead(b, proto, sp, pattern, channel, len(msg))
+	b = append(b, msg...)
+	return append(b, crlf...)
+}
+
+// appendMessageHead appends a message up to its payload: the header, the
+// kind, the pattern and channel, and the payload's length.
+func appendMessageHead(b []byte, proto int32, sp space, pattern, channel []byte, msgLen int) []byte {
 	n := 3
 	if sp == spacePattern {
 		n = 4
@@ -453,8 +461,12 @@ func appendMessage(b []byte, proto int32, sp space, pattern, channel, msg []byte
 		b = resp.AppendBulk(b, pattern)
 	}
 	b = resp.AppendBulk(b, channel)
-	return resp.AppendBulk(b, msg)
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(msgLen), 10)
+	return append(b, crlf...)
 }
+
+var crlf = []byte("\r\n")
 
 // deliver hands one message to s and reports whether it took it (not if
 // s is closing). A message to the publishing client itself goes straight
@@ -472,11 +484,16 @@ func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byt
 		s.mu.Unlock()
 		return false
 	}
-	s.box = appendMessage(s.box, proto, sp, pattern, channel, msg)
-	if int64(len(s.box)) > limit {
-		s.overLimit = true
-		s.box = nil
+	var head [128]byte
+	s.box.write(appendMessageHead(head[:0], proto, sp, pattern, channel, len(msg)))
+	s.box.write(msg)
+	s.box.write(crlf)
+	if pending := int64(s.box.size + s.cl.conn.OutputBacklog()); limit > 0 && pending > limit {
+		s.overLimit, s.overBytes = true, pending
+		dropped := s.box.take()
+		dropped.each(func([]byte) {})
 	}
+	s.boxLen.Store(int64(s.box.size))
 	schedule := !s.scheduled
 	s.scheduled = true
 	s.mu.Unlock()
@@ -489,9 +506,10 @@ func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byt
 // drainInto moves the mailbox into cl's replies; the client's loop only.
 func (s *subscriber) drainInto(cl *client) {
 	s.mu.Lock()
-	if len(s.box) > 0 {
-		cl.out = append(cl.out, s.box...)
-		s.box = s.box[:0]
+	if s.box.size > 0 {
+		box := s.box.take()
+		box.each(func(p []byte) { cl.out = append(cl.out, p...) })
+		s.boxLen.Store(0)
 	}
 	s.mu.Unlock()
 }
@@ -500,30 +518,20 @@ func (s *subscriber) drainInto(cl *client) {
 func (s *subscriber) flush() {
 	c := s.cl.conn
 	s.mu.Lock()
-	box, over := s.box, s.overLimit
-	s.box, s.spare = s.spare[:0], nil
+	box, over, pending := s.box.take(), s.overLimit, s.overBytes
+	s.boxLen.Store(0)
 	s.scheduled = false
 	s.mu.Unlock()
 	if over {
-		// Its subscriptions end now, not when the close completes (a
-		// peer that does not read could hold it open): PUBLISH stops
-		// counting it, as Redis stops at once for a client it frees.
-		h := s.cl.h
-		h.opts.Logger.Warn("closing a subscriber whose messages passed the output hard limit", "id", s.cl.id, "addr", s.cl.addr, "limit", h.pubsub.hardLimit.Load())
-		h.endSubscriptions(s)
-		_ = c.Close()
+		// Closed at once; its subscriptions end as it closes, so
+		// PUBLISH stops counting it, as Redis stops at once for a
+		// client it frees.
+		c.Abort(fmt.Errorf("%w: %d bytes pending with its mailbox, hard limit %d", ErrOutputLimit, pending, s.cl.h.outLimits.pubsubHard.Load()))
 		return
 	}
-	if len(box) > 0 {
-		_, _ = c.Write(box) // closes c if its output is past OutputHardLimit
-	}
-	if cap(box) <= 64<<10 {
-		s.mu.Lock()
-		if s.spare == nil {
-			s.spare = box[:0]
-		}
-		s.mu.Unlock()
-	}
+	// Each chunk is checked against the limits as it is written, so a
+	// subscriber past its limit is closed at the first that finds it so.
+	box.each(func(p []byte) { _, _ = c.Write(p) })
 }
 
 // pingSubscribed is PING in the RESP2 subscribed context: ["pong", arg].

@@ -64,9 +64,10 @@ func (s *Store) reserve(n int64) error {
 	return s.makeRoom(blockSize(int(max(0, min(n, MaxStringLen+1))))+entryOverhead, limit)
 }
 
-// makeRoom evicts until need more bytes fit under limit.
+// makeRoom evicts until need more bytes fit under limit, with the
+// external memory counted.
 func (s *Store) makeRoom(need, limit int64) error {
-	for s.used.Load()+need > limit {
+	for s.used.Load()+s.external.Load()+need > limit {
 		p := Policy(s.policy.Load())
 		if p == NoEviction || !s.evictOne(p) {
 			return ErrOOM

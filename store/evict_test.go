@@ -230,3 +230,34 @@ func TestParsePolicy(t *testing.T) {
 		t.Error("ParsePolicy is not case-insensitive")
 	}
 }
+
+// TestExternalMemoryCountsAgainstMaxMemory: memory outside the store (the
+// clients' output buffers, as Redis counts them) takes room under
+// maxmemory: with it, writes fail under noeviction and evict under the
+// other policies; without it they fit again.
+func TestExternalMemoryCountsAgainstMaxMemory(t *testing.T) {
+	s := newTestStore(t, Options{Shards: 4, MaxMemory: 100_000})
+	if fill(t, s, "k", 100, SetOptions{}) != 0 {
+		t.Fatal("100 small keys do not fit in 100 KB")
+	}
+	s.SetExternalMemory(100_000)
+	if _, _, _, err := s.Set(nil, b("new"), b("v"), SetOptions{}); !errors.Is(err, ErrOOM) {
+		t.Fatalf("Set with external memory at maxmemory, under noeviction: %v, want ErrOOM", err)
+	}
+	s.SetPolicy(AllKeysRandom)
+	n := s.DBSize()
+	if _, _, _, err := s.Set(nil, b("new"), b("v"), SetOptions{}); !errors.Is(err, ErrOOM) {
+		// Evicting every key cannot make room the clients hold.
+		t.Fatalf("Set with external memory at maxmemory, allkeys-random: %v, want ErrOOM once all is evicted", err)
+	}
+	if s.DBSize() >= n {
+		t.Fatalf("no key was evicted for the external memory (%d keys, %d before)", s.DBSize(), n)
+	}
+	s.SetExternalMemory(0)
+	if _, _, _, err := s.Set(nil, b("new"), b("v"), SetOptions{}); err != nil {
+		t.Fatalf("Set once the external memory is gone: %v", err)
+	}
+	if s.Stats().UsedMemory > 100_000 {
+		t.Fatalf("UsedMemory %d", s.Stats().UsedMemory)
+	}
+}

@@ -32,6 +32,7 @@ type Store struct {
 	maxMemory atomic.Int64
 	policy    atomic.Int32
 	used      atomic.Int64 // sum of shard.used, kept by every write
+	external  atomic.Int64 // SetExternalMemory: memory outside the store that counts against maxMemory
 
 	loading atomic.Bool // SetLoading: the clock reads 0 and nothing expires
 
@@ -214,6 +215,13 @@ func (s *Store) unlock(l shardLock) {
 
 // SetMaxMemory changes the memory limit (0 = unlimited); it applies to the next write.
 func (s *Store) SetMaxMemory(n int64) { s.maxMemory.Store(n) }
+
+// SetExternalMemory sets how much memory outside the store counts against
+// MaxMemory, as Redis counts clients' output buffers in used_memory: a
+// write that finds the store's memory plus n over the limit evicts (or,
+// under noeviction, fails with ErrOOM) as if the store held it. The
+// caller refreshes it as that memory changes; Stats does not include it.
+func (s *Store) SetExternalMemory(n int64) { s.external.Store(max(n, 0)) }
 
 // Now returns the store's clock in unix milliseconds: the one relative
 // expirations are measured against (Options.Now, or the wall clock).
