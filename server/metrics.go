@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
 
@@ -87,6 +88,9 @@ var (
 	descLoopHardLimit   = desc("loop_output_limit_closes_total", "Connections closed because their unsent output passed the hard limit (a client not reading).", "loop")
 	descLoopInbound     = desc("loop_inbound_limit_closes_total", "Connections closed because their unparsed input passed the query buffer limit.", "loop")
 	descLoopIdle        = desc("loop_idle_timeout_closes_total", "Connections closed after the idle timeout.", "loop")
+	descLoopBacklog     = desc("loop_output_backlog_bytes", "Memory the loop holds for output its slow readers have not taken (off the Go heap on the native engine; in use or kept for reuse).", "loop")
+	descLimitCloses     = desc("client_output_limit_closes_total", "Clients closed at their class's client-output-buffer-limit (hard, or soft for soft-seconds).", "class")
+	descEvictedClients  = desc("evicted_clients_total", "Clients closed because all clients' buffers passed maxmemory-clients.")
 	descRejected        = desc("rejected_connections_total", "Connections refused over maxclients.")
 	descCmdCalls        = desc("commands_total", "Commands executed, by command (requests over HTTP and frames count as the Redis command that does the same).", "cmd")
 	descCmdFailed       = desc("command_failed_total", "Commands that executed and replied with an error.", "cmd")
@@ -99,7 +103,7 @@ var (
 	descEvicted         = desc("evicted_keys_total", "Keys evicted under maxmemory.")
 	descHits            = desc("keyspace_hits_total", "Lookups that found their key.")
 	descMisses          = desc("keyspace_misses_total", "Lookups that did not find their key.")
-	descUsedMemory      = desc("used_memory_bytes", "Memory used by keys and values, as INFO's used_memory.")
+	descUsedMemory      = desc("used_memory_bytes", "Memory used by keys and values and by clients' output buffers, as INFO's used_memory.")
 	descMaxMemory       = desc("maxmemory_bytes", "The maxmemory limit (0: none).")
 	descConnectedClient = desc("connected_clients", "RESP clients connected.")
 )
@@ -110,7 +114,7 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 		descLoopWrites, descLoopWriteBytes, descLoopReplies, descLoopPerWrite, descLoopPauses, descLoopHardLimit,
 		descLoopInbound, descLoopIdle, descRejected, descCmdCalls, descCmdFailed, descCmdRejected, descCmdDuration,
 		descErrorReplies, descKeys, descExpires, descExpired, descEvicted, descHits, descMisses, descUsedMemory,
-		descMaxMemory, descConnectedClient} {
+		descMaxMemory, descConnectedClient, descLoopBacklog, descLimitCloses, descEvictedClients} {
 		ch <- d
 	}
 }
@@ -154,9 +158,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descEvicted, uint64(stats.EvictedKeys))
 	counter(descHits, uint64(stats.Hits))
 	counter(descMisses, uint64(stats.Misses))
-	gauge(descUsedMemory, float64(stats.UsedMemory))
+	held, _ := h.OutputMemory()
+	gauge(descUsedMemory, float64(stats.UsedMemory+held))
 	gauge(descMaxMemory, float64(st.MaxMemory()))
 	gauge(descConnectedClient, float64(h.kv.ConnectedClients()))
+	for class := range h.limitCloses {
+		counter(descLimitCloses, uint64(h.limitCloses[class].Load()), config.ClassName(class))
+	}
+	counter(descEvictedClients, uint64(h.kv.EvictedClients()))
 }
 
 // collectLoops reports the eventloop Server's per-loop counters.
@@ -181,6 +190,7 @@ func (c collector) collectLoops(s *eventloop.Server, counter func(*prometheus.De
 		counter(descLoopHardLimit, k.OutputLimitCloses, loop)
 		counter(descLoopInbound, k.InboundLimitCloses, loop)
 		counter(descLoopIdle, k.IdleCloses, loop)
+		gauge(descLoopBacklog, float64(k.OutputBacklog), loop)
 	}
 	counter(descRejected, uint64(s.Rejected()))
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
 )
@@ -40,6 +41,13 @@ type Handler struct {
 	flushBytes atomic.Int64
 
 	metrics metricsRegistry
+
+	// limits are the output limits of each client class
+	// (config.ClassNormal, ...), shared by the connections of the
+	// class; kv sets them (SetOutputLimit) at boot and on CONFIG SET.
+	limits [config.NumClasses]*eventloop.OutputLimit
+	// limitCloses counts clients closed at their class's output limits.
+	limitCloses [config.NumClasses]atomic.Int64
 }
 
 // New returns the edge serving k's commands. Closing k (kv.Handler.Close)
@@ -47,6 +55,9 @@ type Handler struct {
 func New(k *kv.Handler) *Handler {
 	h := &Handler{kv: k, log: k.Logger()}
 	h.flushBytes.Store(eventloop.DefaultFlushThreshold)
+	for class := range h.limits {
+		h.limits[class] = eventloop.NewOutputLimit(0, 0, 0)
+	}
 	return h
 }
 
@@ -77,6 +88,14 @@ func (s *session) RunReserved(fn func()) error {
 	return s.c.ExecuteReserved(func(*eventloop.Conn) { fn() })
 }
 
+func (s *session) OutputBacklog() int { return s.c.OutputBacklog() }
+func (s *session) Abort(reason error) { s.c.Abort(reason) }
+
+// SetOutputClass gives c the class's limits, which its Handler holds.
+func (s *session) SetOutputClass(class int) {
+	s.c.SetOutputLimit(s.c.Handler().(*Handler).limits[class])
+}
+
 // OnBoot implements eventloop.BootHandler: it tells the command layer how
 // many loops there are, when a long batch of replies is handed over to be
 // written (FlushThreshold) and the output limit, and answers for the
@@ -85,7 +104,7 @@ func (h *Handler) OnBoot(s *eventloop.Server) {
 	h.server.Store(s)
 	o := s.Options()
 	h.flushBytes.Store(int64(o.FlushThreshold))
-	h.kv.Boot(kv.BootInfo{Loops: o.Loops, FlushThreshold: o.FlushThreshold, OutputHardLimit: o.OutputHardLimit, Edge: h})
+	h.kv.Boot(kv.BootInfo{Loops: o.Loops, FlushThreshold: o.FlushThreshold, Edge: h})
 }
 
 // OnShutdown implements eventloop.ShutdownHandler: the command layer's
@@ -99,6 +118,7 @@ func (h *Handler) OnOpen(c *eventloop.Conn) {
 		return
 	}
 	s := &session{c: c}
+	c.SetOutputLimit(h.limits[config.ClassNormal])
 	h.kv.OpenClient(&s.Client, s, kv.ConnInfo{
 		RemoteAddr: addrString(c.RemoteAddr()),
 		LocalAddr:  addrString(c.LocalAddr()),
@@ -127,12 +147,18 @@ func (h *Handler) OnClose(c *eventloop.Conn, err error) {
 	if !ok {
 		return
 	}
-	h.kv.CloseClient(&s.Client)
 	cl := &s.Client
+	class := cl.Class() // before CloseClient ends its subscriptions
+	h.kv.CloseClient(cl)
 	switch {
 	case err == nil || errors.Is(err, eventloop.ErrConnClosed):
-	case errors.Is(err, eventloop.ErrOutputLimit), errors.Is(err, eventloop.ErrInboundLimit):
-		h.log.Warn("client closed at a buffer limit", "id", cl.ID(), "addr", cl.Addr(), "name", cl.Name(), "err", err)
+	case errors.Is(err, eventloop.ErrOutputLimit), errors.Is(err, kv.ErrOutputLimit):
+		// Redis: "Client ... scheduled to be closed ASAP for overcoming of
+		// output buffer limits."
+		h.limitCloses[class].Add(1)
+		h.log.Warn("client closed for overcoming of output buffer limits", "id", cl.ID(), "addr", cl.Addr(), "name", cl.Name(), "class", config.ClassName(class), "err", err)
+	case errors.Is(err, eventloop.ErrInboundLimit), errors.Is(err, kv.ErrClientEvicted):
+		h.log.Warn("client closed at a buffer limit", "id", cl.ID(), "addr", cl.Addr(), "name", cl.Name(), "class", config.ClassName(class), "err", err)
 	default:
 		h.log.Debug("connection closed", "id", cl.ID(), "addr", cl.Addr(), "err", err)
 	}
@@ -162,6 +188,26 @@ func (h *Handler) RejectedConnections() int64 {
 		return s.Rejected()
 	}
 	return 0
+}
+
+// SetOutputLimit implements kv.Edge: the limits of one client class, for
+// its connections now and to come.
+func (h *Handler) SetOutputLimit(class int, l config.OutputLimit) {
+	h.limits[class].Set(l.Hard, l.Soft, l.SoftFor)
+}
+
+// OutputMemory implements kv.Edge: what the loops hold, off the Go heap,
+// for the output of slow readers.
+func (h *Handler) OutputMemory() (held, freed int64) {
+	s := h.server.Load()
+	if s == nil {
+		return 0, 0
+	}
+	for _, k := range s.Counters() {
+		held += k.OutputBacklog
+		freed += k.OutputBacklogFreed
+	}
+	return held, freed
 }
 
 func addrString(a net.Addr) string {

@@ -1,0 +1,92 @@
+package server_test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoalkv/shoal/internal/shoaltest"
+	"github.com/shoalkv/shoal/proto/frame"
+)
+
+// TestSlowReadersOnTheFrontsCostTheHighWaterMark: an HTTP and a frame
+// client each pipeline 100 reads of a 1 MB value (100 MB of responses)
+// and read nothing for a while. The fronts stop at the high-water mark,
+// so what the loops hold for them stays near it (the unsent part in the
+// off-heap backlog, counted in LoopCounters.OutputBacklog), not 100 MB;
+// then every response arrives whole and in order.
+func TestSlowReadersOnTheFrontsCostTheHighWaterMark(t *testing.T) {
+	s := shoaltest.Start(t, shoaltest.Options{Fronts: true})
+	value := strings.Repeat("v", 1<<20)
+	if r := shoaltest.Dial(t, s.Addr).Do("SET", "big", value); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	const n = 100
+	var httpReq, frameReq []byte
+	for i := 0; i < n; i++ {
+		httpReq = append(httpReq, "GET /kv/big HTTP/1.1\r\nHost: x\r\n\r\n"...)
+		frameReq, _ = frame.AppendGet(frameReq, []byte("big"))
+	}
+	hc, err := net.Dial("tcp", s.HTTPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	fc, err := net.Dial("tcp", s.FrameAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	go hc.Write(httpReq)
+	go fc.Write(frameReq)
+	time.Sleep(500 * time.Millisecond)
+	var held int64
+	for _, k := range s.Loop.Counters() {
+		held += k.OutputBacklog
+	}
+	// Two clients, each stopped at the 4 MiB high-water mark plus the
+	// 1 MiB response that crossed it, rounded up to a 64 KiB chunk; the
+	// two loops' 8 reusable chunks on top.
+	if limit := int64(2*(4<<20+1<<20+64<<10+64) + 2*8*64<<10); held > limit {
+		t.Errorf("the loops hold %d bytes for two stalled clients, over %d", held, limit)
+	}
+	if held < 2<<20 {
+		t.Errorf("the loops hold %d bytes off the heap for two stalled clients: their output did not move to the backlog", held)
+	}
+	t.Logf("held for two stalled clients: %d bytes", held)
+	_ = hc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	rd := bufio.NewReader(hc)
+	for i := 0; i < n; i++ {
+		resp, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			t.Fatalf("HTTP response %d: %v", i, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || len(body) != len(value) {
+			t.Fatalf("HTTP response %d: %d, %d bytes, %v", i, resp.StatusCode, len(body), err)
+		}
+	}
+	_ = fc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	frd := bufio.NewReaderSize(fc, 1<<20)
+	var dec frame.Decoder
+	for i := 0; i < n; i++ {
+		buf := make([]byte, frame.ResponseHeaderLen, frame.ResponseHeaderLen+len(value))
+		if _, err := io.ReadFull(frd, buf); err != nil {
+			t.Fatalf("frame response %d: %v", i, err)
+		}
+		buf = buf[:frame.ResponseHeaderLen+int(binary.BigEndian.Uint32(buf[1:5]))]
+		if _, err := io.ReadFull(frd, buf[frame.ResponseHeaderLen:]); err != nil {
+			t.Fatalf("frame response %d: %v", i, err)
+		}
+		var r frame.Response
+		if _, err := dec.DecodeResponse(buf, &r); err != nil || r.Status != frame.StatusOK || len(r.Value) != len(value) {
+			t.Fatalf("frame response %d: %v, %d bytes, %v", i, r.Status, len(r.Value), err)
+		}
+	}
+}
