@@ -69,3 +69,18 @@ func TestFlagErrorsNameTheValueAndTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputLimitFlag: --client-output-buffer-limit sets the classes it
+// names, as in redis.conf, and keeps Redis's defaults for the others.
+func TestOutputLimitFlag(t *testing.T) {
+	p := startBinary(t, "--client-output-buffer-limit", "pubsub 64mb 16mb 90", "--maxmemory-clients", "5%")
+	c := client(t, p.addr())
+	got, err := c.ConfigGet(context.Background(), "*-clients").Result()
+	if err != nil || got["maxmemory-clients"] != "5%" {
+		t.Errorf("CONFIG GET maxmemory-clients: %v %v", got, err)
+	}
+	got, err = c.ConfigGet(context.Background(), "client-output-buffer-limit").Result()
+	if want := "normal 0 0 0 slave 268435456 67108864 60 pubsub 67108864 16777216 90"; err != nil || got["client-output-buffer-limit"] != want {
+		t.Errorf("CONFIG GET client-output-buffer-limit: %v %v, want %q", got, err, want)
+	}
+}
