@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,8 +48,27 @@ func freePort(t *testing.T) int { return redistest.FreePort(t) }
 type shoalProc struct {
 	cmd    *exec.Cmd
 	port   int
-	stderr *bytes.Buffer
+	stderr *logBuffer
 	done   chan error
+}
+
+// logBuffer is the server's stderr, read by the test while the process runs
+// and written by exec's copying goroutine: a bytes.Buffer under a lock.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startBinary runs the shoal binary on a free port and waits until it
@@ -65,12 +85,12 @@ func startWrapped(t *testing.T, wrap []string, args ...string) *shoalProc {
 	port := freePort(t)
 	argv := append(append(append([]string{}, wrap...), shoalBin, "--port", strconv.Itoa(port)), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := new(logBuffer)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &shoalProc{cmd: cmd, port: port, stderr: &stderr, done: make(chan error, 1)}
+	p := &shoalProc{cmd: cmd, port: port, stderr: stderr, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
