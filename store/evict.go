@@ -55,7 +55,7 @@ const (
 // other shards. It counts the whole new block even for an overwrite: erring high keeps
 // used memory under the limit.
 func (s *Store) reserve(n int64) error {
-	limit := s.maxMemory.Load()
+	limit := s.g.maxMemory.Load()
 	if limit <= 0 {
 		return nil
 	}
@@ -67,9 +67,9 @@ func (s *Store) reserve(n int64) error {
 // makeRoom evicts until need more bytes fit under limit, with the
 // external memory counted.
 func (s *Store) makeRoom(need, limit int64) error {
-	for s.used.Load()+s.external.Load()+need > limit {
-		p := Policy(s.policy.Load())
-		if p == NoEviction || !s.evictOne(p) {
+	for s.g.used()+s.g.external.Load()+need > limit {
+		p := Policy(s.g.policy.Load())
+		if p == NoEviction || !s.g.evictOne(p) {
 			return ErrOOM
 		}
 	}
@@ -87,27 +87,39 @@ type evictCandidate struct {
 // evictOne evicts one key chosen by policy p and reports whether it found one.
 func (s *Store) evictOne(p Policy) bool {
 	var best evictCandidate
+	if !s.evictCandidate(p, &best) {
+		return false
+	}
+	s.evict(&best)
+	return true
+}
+
+// evictCandidate samples s's keys for the one policy p evicts first into
+// best, and reports whether it found any.
+func (s *Store) evictCandidate(p Policy, best *evictCandidate) bool {
+	*best = evictCandidate{key: best.key[:0]}
 	for t := 0; t < evictShardSamples; t++ {
-		s.sampleShard(rand.IntN(len(s.shards)), p, &best, false)
+		s.sampleShard(rand.IntN(len(s.shards)), p, best, false)
 	}
 	if !best.found { // sparse keyspace: walk every shard before giving up
 		for i := range s.shards {
-			if s.sampleShard(i, p, &best, true); best.found {
+			if s.sampleShard(i, p, best, true); best.found {
 				break
 			}
 		}
 	}
-	if !best.found {
-		return false
-	}
-	sh := &s.shards[best.shard]
+	return best.found
+}
+
+// evict removes the candidate, if it is still there.
+func (s *Store) evict(c *evictCandidate) {
+	sh := &s.shards[c.shard]
 	l := s.lockShard(sh)
-	if slot, id := sh.find(best.hash, best.key); id >= 0 {
+	if slot, id := sh.find(c.hash, c.key); id >= 0 {
 		sh.remove(slot, id)
 		s.evictedKeys.Add(1)
 	}
 	s.unlock(l)
-	return true
 }
 
 // sampleShard offers up to evictKeySamples keys of shard i to best. full walks the

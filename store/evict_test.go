@@ -126,8 +126,8 @@ func TestAllKeysLRUKeepsRecentlyUsed(t *testing.T) {
 		}
 	}
 	st := s.Stats()
-	if st.EvictedKeys < 400 || st.UsedMemory > s.maxMemory.Load() {
-		t.Fatalf("evicted %d, used %d of %d", st.EvictedKeys, st.UsedMemory, s.maxMemory.Load())
+	if st.EvictedKeys < 400 || st.UsedMemory > s.MaxMemory() {
+		t.Fatalf("evicted %d, used %d of %d", st.EvictedKeys, st.UsedMemory, s.MaxMemory())
 	}
 	// Sampled LRU is approximate; the recently read half must still clearly win.
 	if touched < 4*untouched || touched < 400 {

@@ -279,7 +279,7 @@ func (s *Store) mset(pairs [][]byte, nx bool) (bool, error) {
 	if len(pairs)%2 != 0 {
 		panic("store: MSet needs key value pairs")
 	}
-	if limit := s.maxMemory.Load(); limit > 0 {
+	if limit := s.g.maxMemory.Load(); limit > 0 {
 		var need int64
 		for i := 0; i < len(pairs); i += 2 {
 			need += blockSize(len(pairs[i])+len(pairs[i+1])) + entryOverhead

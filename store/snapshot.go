@@ -40,4 +40,4 @@ func (s *Store) SnapshotShard(i int, visit func(key, val []byte, expireAt int64)
 // rebuild the keyspace as it was, keys past their expiry included, and
 // expire them after the load, as Redis does (a write that met an expired
 // key was logged after a DEL of it, so the replay meets it deleted too).
-func (s *Store) SetLoading(on bool) { s.loading.Store(on) }
+func (s *Store) SetLoading(on bool) { s.g.loading.Store(on) }

@@ -29,12 +29,13 @@ type Store struct {
 	customNow bool
 	clock     atomic.Uint32 // cached LRU clock (seconds) when the wall clock is used
 
-	maxMemory atomic.Int64
-	policy    atomic.Int32
-	used      atomic.Int64 // sum of shard.used, kept by every write
-	external  atomic.Int64 // SetExternalMemory: memory outside the store that counts against maxMemory
+	used atomic.Int64 // sum of shard.used, kept by every write
 
-	loading atomic.Bool // SetLoading: the clock reads 0 and nothing expires
+	// g is what this Store shares with the databases NewDB made from it:
+	// the memory limit and policy, loading mode (db.go).
+	g    *group
+	seq  uint64  // creation order: cross-database writes lock in it (db.go)
+	opts Options // what NewDB gives a sibling
 
 	expiredKeys atomic.Int64
 	evictedKeys atomic.Int64
@@ -56,6 +57,13 @@ const lruMask = 1<<24 - 1
 // New returns a Store configured by o and starts its active expirer (stop it with Close).
 // It panics if o.Shards is not a power of two up to 65536: that is a programming error.
 func New(o Options) *Store {
+	g := &group{}
+	g.maxMemory.Store(o.MaxMemory)
+	g.policy.Store(int32(o.Policy))
+	return newStore(o, g)
+}
+
+func newStore(o Options, g *group) *Store {
 	n := o.Shards
 	if n == 0 {
 		n = 256
@@ -69,13 +77,16 @@ func New(o Options) *Store {
 		now:        o.Now,
 		customNow:  o.Now != nil,
 		stop:       make(chan struct{}),
+		g:          g,
+		seq:        storeSeq.Add(1),
+		opts:       o,
 	}
 	if s.now == nil {
 		s.now = func() int64 { return time.Now().UnixMilli() }
 	}
 	clock := s.now
 	s.now = func() int64 {
-		if s.loading.Load() {
+		if g.loading.Load() {
 			return 0
 		}
 		return clock()
@@ -83,8 +94,7 @@ func New(o Options) *Store {
 	// The shards' memory is off the Go heap: give it back when the Store is dropped.
 	runtime.AddCleanup(s, freeShards, s.shards)
 	s.clock.Store(uint32(s.now()/1000) & lruMask)
-	s.maxMemory.Store(o.MaxMemory)
-	s.policy.Store(int32(o.Policy))
+	g.join(s)
 	interval := o.ActiveExpireInterval
 	if interval == 0 {
 		interval = 100 * time.Millisecond
@@ -214,27 +224,27 @@ func (s *Store) unlock(l shardLock) {
 }
 
 // SetMaxMemory changes the memory limit (0 = unlimited); it applies to the next write.
-func (s *Store) SetMaxMemory(n int64) { s.maxMemory.Store(n) }
+func (s *Store) SetMaxMemory(n int64) { s.g.maxMemory.Store(n) }
 
 // SetExternalMemory sets how much memory outside the store counts against
 // MaxMemory, as Redis counts clients' output buffers in used_memory: a
 // write that finds the store's memory plus n over the limit evicts (or,
 // under noeviction, fails with ErrOOM) as if the store held it. The
 // caller refreshes it as that memory changes; Stats does not include it.
-func (s *Store) SetExternalMemory(n int64) { s.external.Store(max(n, 0)) }
+func (s *Store) SetExternalMemory(n int64) { s.g.external.Store(max(n, 0)) }
 
 // Now returns the store's clock in unix milliseconds: the one relative
 // expirations are measured against (Options.Now, or the wall clock).
 func (s *Store) Now() int64 { return s.now() }
 
 // MaxMemory returns the current memory limit in bytes (0: none).
-func (s *Store) MaxMemory() int64 { return s.maxMemory.Load() }
+func (s *Store) MaxMemory() int64 { return s.g.maxMemory.Load() }
 
 // SetPolicy changes the eviction policy.
-func (s *Store) SetPolicy(p Policy) { s.policy.Store(int32(p)) }
+func (s *Store) SetPolicy(p Policy) { s.g.policy.Store(int32(p)) }
 
 // Policy returns the current eviction policy.
-func (s *Store) Policy() Policy { return Policy(s.policy.Load()) }
+func (s *Store) Policy() Policy { return Policy(s.g.policy.Load()) }
 
 // Stats is a snapshot of keyspace counters, as INFO reports them.
 type Stats struct{ Keys, Expires, ExpiredKeys, EvictedKeys, Hits, Misses, UsedMemory int64 }
