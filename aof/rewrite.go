@@ -81,6 +81,7 @@ func (w *Writer) PrepareRewrite() (*Rewrite, error) {
 func (r *Rewrite) Start() {
 	r.w.mu.Lock()
 	r.w.rw = &rewriteState{}
+	r.w.selected = -1 // the tail follows the snapshot: its first record selects
 	r.w.mu.Unlock()
 }
 

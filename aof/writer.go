@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +69,7 @@ type Writer struct {
 	waiters  []waiter
 	closed   bool
 	rw       *rewriteState // non-nil while a rewrite collects the tail
+	selected int           // the database the last record was of; -1: unknown (Select)
 
 	appendedPub atomic.Int64 // appended, for readers without mu
 
@@ -119,6 +121,12 @@ func Open(path string, policy Fsync, logger *slog.Logger) (*Writer, error) {
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	w.policy.Store(int32(policy))
 	w.rwLastSeconds = -1
+	// An empty file starts in database 0, as a load does; one with
+	// records may end in any.
+	w.selected = -1
+	if fi.Size() == 0 {
+		w.selected = 0
+	}
 	w.size.Store(fi.Size())
 	w.baseSize.Store(fi.Size())
 	go w.run()
@@ -140,6 +148,18 @@ func (w *Writer) SetPolicy(p Fsync) { w.policy.Store(int32(p)); w.signal() }
 func (w *Writer) Begin() []byte {
 	w.mu.Lock()
 	return w.buf
+}
+
+// Select appends, between Begin and End, a SELECT of database db unless
+// the records before are of db already, as Redis does: callers log every
+// record of another database than the last behind one. It returns buf.
+func (w *Writer) Select(buf []byte, db int) []byte {
+	if w.selected == db {
+		return buf
+	}
+	w.selected = db
+	var n [20]byte
+	return AppendCommand(buf, []byte("SELECT"), strconv.AppendInt(n[:0], int64(db), 10))
 }
 
 // End stores buf (Begin's slice, extended), unlocks, and returns the

@@ -37,7 +37,7 @@ func Params() []Param {
 		{Name: "requirepass", Kind: Text(nil), Default: "", RunTime: true, Usage: "password clients must AUTH with (empty: none)"},
 		{Name: "protected-mode", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: without a password, refuse clients from other hosts (as Redis)"},
 		{Name: "loglevel", Kind: Enum("debug", "verbose", "notice", "warning", "nothing"), Default: "notice", RunTime: true, Usage: "log level"},
-		{Name: "databases", Kind: Int(1, 1), Default: "1", Usage: "number of databases (Shoal has one)"},
+		{Name: "databases", Kind: Int(1, maxDatabases), Default: "16", Usage: "number of databases SELECT picks from (an unused one costs nothing)"},
 		{Name: "client-output-buffer-limit", Kind: OutputLimitsKind{}, Default: defaultOutputLimits, RunTime: true, Usage: "close clients whose unread output passes a class's hard limit, or its soft limit for soft-seconds"},
 		{Name: "proto-max-bulk-len", Kind: Memory(1<<20, math.MaxInt64), Default: "512mb", Usage: "largest bulk argument a client may send"},
 
@@ -58,6 +58,10 @@ func Params() []Param {
 		{Name: "auto-aof-rewrite-min-size", Kind: Memory(0, math.MaxInt64), Default: "64mb", RunTime: true, Usage: "size below which the append-only file is not rewritten automatically"},
 	}
 }
+
+// maxDatabases bounds the databases setting: the server keeps a pointer
+// per database (Redis accepts up to INT_MAX and allocates a struct each).
+const maxDatabases = 1 << 20
 
 func onlyEmpty(name string) func(string) error {
 	return func(v string) error {

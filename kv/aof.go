@@ -14,6 +14,7 @@ import (
 	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/store"
 )
 
 // Persistence hooks. A command with the write flag runs, when an
@@ -43,24 +44,25 @@ import (
 type logRule uint8
 
 const (
-	logNone      logRule = iota // not logged: commands without the write flag
-	logAsIs                     // unless the reply is an error
-	logRMW                      // as is, preceded by DEL if the key was missing or expired
-	logSet                      // SET key value [PXAT t] if it wrote
-	logSetNX                    // SET key value if the reply is :1
-	logSetEX                    // SETEX/PSETEX: SET key value PXAT t
-	logGetSet                   // SET key value
-	logGetDel                   // DEL key if the reply was a value
-	logGetEx                    // PEXPIREAT / PERSIST / DEL per the key's TTL after, if options were given
-	logMSetNX                   // MSET ... if the reply is :1
-	logExpire                   // PEXPIREAT key t (or DEL key) if the reply is :1
-	logIfOne                    // as is if the reply is :1 (PERSIST)
-	logIfNonZero                // as is unless the reply is :0 (DEL, UNLINK)
-	logRenameNX                 // RENAME a b if the reply is :1
-	logIncrFloat                // SET key result [PXAT t]
-	logFlush                    // FLUSHALL; locks every stripe
-	logDelAbsent                // as is, preceded by DEL of those of its keys that were missing or expired
-	logEffect                   // the record the command left in aofState.effect (blocking pops, LMPOP)
+	logNone        logRule = iota // not logged: commands without the write flag
+	logAsIs                       // unless the reply is an error
+	logRMW                        // as is, preceded by DEL if the key was missing or expired
+	logSet                        // SET key value [PXAT t] if it wrote
+	logSetNX                      // SET key value if the reply is :1
+	logSetEX                      // SETEX/PSETEX: SET key value PXAT t
+	logGetSet                     // SET key value
+	logGetDel                     // DEL key if the reply was a value
+	logGetEx                      // PEXPIREAT / PERSIST / DEL per the key's TTL after, if options were given
+	logMSetNX                     // MSET ... if the reply is :1
+	logExpire                     // PEXPIREAT key t (or DEL key) if the reply is :1
+	logIfOne                      // as is if the reply is :1 (PERSIST)
+	logIfNonZero                  // as is unless the reply is :0 (DEL, UNLINK)
+	logRenameNX                   // RENAME a b if the reply is :1
+	logIncrFloat                  // SET key result [PXAT t]
+	logFlush                      // FLUSHALL or FLUSHDB, without ASYNC; locks every stripe
+	logEveryStripe                // as is, under every stripe (SWAPDB: no write of either database between its swap and its record)
+	logDelAbsent                  // as is, preceded by DEL of those of its keys that were missing or expired
+	logEffect                     // the record the command left in aofState.effect (blocking pops, LMPOP)
 
 	numLogRules // not a rule: checkEntry refuses it and anything above
 )
@@ -108,7 +110,7 @@ func (h *Handler) AttachAOF(w *aof.Writer, loadTruncated bool) {
 	h.params.Own("appendfilename", config.Owner{Get: func() string { return filepath.Base(w.Path()) }})
 	h.params.Own("aof-load-truncated", config.Owner{Get: func() string { return config.FormatYesNo(loadTruncated) }})
 	h.rw.attached.Store(w)
-	h.stripes = make([]sync.Mutex, h.store.ShardCount())
+	h.stripes = make([]sync.Mutex, h.shared.ShardCount())
 }
 
 // callReader runs a read command and then, under appendfsync always,
@@ -147,10 +149,10 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	}
 	absent := false
 	if cmd.log == logRMW {
-		absent = h.store.PTTL(args[1]) == -2
+		absent = cl.db().PTTL(args[1]) == -2
 	}
 	if cmd.log == logDelAbsent {
-		cl.aof.absent = h.absentKeys(cl.aof.absent[:0], cmd, args)
+		cl.aof.absent = h.absentKeys(cl.db(), cl.aof.absent[:0], cmd, args)
 	}
 	start := len(cl.out)
 	cl.aof.effect = cl.aof.effect[:0]
@@ -171,13 +173,13 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	if cmd.log == logEffect {
 		rec = append(dst, cl.aof.effect...)
 	} else {
-		rec = h.record(dst, cmd, args, reply, absent)
+		rec = h.record(cl.db(), dst, cmd, args, reply, absent)
 	}
 	cl.aof.scratch = rec
 	if len(rec) == 0 {
 		return
 	}
-	buf := cl.execLogPrefix(h.aof.Begin())
+	buf := cl.execLogPrefix(h.aof.Select(h.aof.Begin(), int(cl.selected.Load())))
 	cl.aof.end = h.aof.End(append(buf, rec...))
 }
 
@@ -185,7 +187,7 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 // expired now, before it runs: a multi-key write (ZUNIONSTORE, ZMPOP, ...)
 // reads keys a replay would still hold if they had expired, as replays keep
 // expired keys until the load ends, so its record deletes them first.
-func (h *Handler) absentKeys(dst []int, cmd *command, args [][]byte) []int {
+func (h *Handler) absentKeys(db *store.Store, dst []int, cmd *command, args [][]byte) []int {
 	var at [16]int
 	var pos []int
 	if cmd.movableKeys {
@@ -200,7 +202,7 @@ func (h *Handler) absentKeys(dst []int, cmd *command, args [][]byte) []int {
 		}
 	}
 	for _, i := range pos {
-		if h.store.PTTL(args[i]) == -2 && !slices.ContainsFunc(dst, func(j int) bool { return string(args[j]) == string(args[i]) }) {
+		if db.PTTL(args[i]) == -2 && !slices.ContainsFunc(dst, func(j int) bool { return string(args[j]) == string(args[i]) }) {
 			dst = append(dst, i)
 		}
 	}
@@ -208,7 +210,7 @@ func (h *Handler) absentKeys(dst []int, cmd *command, args [][]byte) []int {
 }
 
 // record appends the log record of a command that succeeded.
-func (h *Handler) record(dst []byte, cmd *command, args [][]byte, reply []byte, absent bool) []byte {
+func (h *Handler) record(db *store.Store, dst []byte, cmd *command, args [][]byte, reply []byte, absent bool) []byte {
 	switch cmd.log {
 	case logRMW:
 		if absent {
@@ -219,16 +221,16 @@ func (h *Handler) record(dst []byte, cmd *command, args [][]byte, reply []byte, 
 		if !setWrote(args, reply) {
 			return dst
 		}
-		return h.appendSetState(dst, args[1], args[2])
+		return h.appendSetState(db, dst, args[1], args[2])
 	case logSetNX:
 		if !isOne(reply) {
 			return dst
 		}
-		return h.appendSetState(dst, args[1], args[2])
+		return h.appendSetState(db, dst, args[1], args[2])
 	case logSetEX:
-		return h.appendSetState(dst, args[1], args[3])
+		return h.appendSetState(db, dst, args[1], args[3])
 	case logGetSet:
-		return h.appendSetState(dst, args[1], args[2])
+		return h.appendSetState(db, dst, args[1], args[2])
 	case logGetDel:
 		if isNull(reply) {
 			return dst
@@ -238,7 +240,7 @@ func (h *Handler) record(dst []byte, cmd *command, args [][]byte, reply []byte, 
 		if len(args) == 2 || isNull(reply) {
 			return dst
 		}
-		return h.appendTTLState(dst, args[1])
+		return h.appendTTLState(db, dst, args[1])
 	case logMSetNX:
 		if !isOne(reply) {
 			return dst
@@ -253,7 +255,7 @@ func (h *Handler) record(dst []byte, cmd *command, args [][]byte, reply []byte, 
 		if !isOne(reply) {
 			return dst
 		}
-		return h.appendTTLState(dst, args[1])
+		return h.appendTTLState(db, dst, args[1])
 	case logIfOne:
 		if !isOne(reply) {
 			return dst
@@ -272,17 +274,17 @@ func (h *Handler) record(dst []byte, cmd *command, args [][]byte, reply []byte, 
 		if !ok {
 			return dst
 		}
-		return h.appendSetState(dst, args[1], val)
+		return h.appendSetState(db, dst, args[1], val)
 	case logFlush:
-		return aof.AppendCommand(dst, []byte("FLUSHALL"))
+		return aof.AppendCommand(dst, args[0]) // FLUSHDB or FLUSHALL, without ASYNC: the flush was done
 	}
 	return aof.AppendCommand(dst, args...)
 }
 
 // appendSetState logs SET key val with key's expiry as it now is in the
 // store, absolute: the TTL the command computed, or the one KEEPTTL kept.
-func (h *Handler) appendSetState(dst, key, val []byte) []byte {
-	t := h.store.ExpireTime(key)
+func (h *Handler) appendSetState(db *store.Store, dst, key, val []byte) []byte {
+	t := db.ExpireTime(key)
 	switch {
 	case t == -2: // set with a time already past: Redis deletes the key
 		return aof.AppendCommand(dst, []byte("DEL"), key)
@@ -299,8 +301,8 @@ func (h *Handler) appendSetState(dst, key, val []byte) []byte {
 
 // appendTTLState logs key's expiry as it now is: PEXPIREAT, PERSIST, or a
 // DEL if the new time had already passed.
-func (h *Handler) appendTTLState(dst, key []byte) []byte {
-	t := h.store.ExpireTime(key)
+func (h *Handler) appendTTLState(db *store.Store, dst, key []byte) []byte {
+	t := db.ExpireTime(key)
 	switch {
 	case t == -2:
 		return aof.AppendCommand(dst, []byte("DEL"), key)
@@ -361,7 +363,7 @@ func bulkPayload(reply []byte) ([]byte, bool) {
 func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 	s := cl.aof.stripes[:0]
 	switch {
-	case cmd.log == logFlush, cmd.reads && cmd.firstKey == 0:
+	case cmd.log == logFlush, cmd.log == logEveryStripe, cmd.reads && cmd.firstKey == 0:
 		for i := range h.stripes {
 			s = append(s, i)
 		}
@@ -371,7 +373,7 @@ func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 		// and its record.
 		var at [16]int
 		for _, i := range cmd.keyPositions(at[:0], args) {
-			s = append(s, h.store.ShardIndex(args[i]))
+			s = append(s, h.shared.ShardIndex(args[i]))
 		}
 		if len(s) > 1 {
 			slices.Sort(s)
@@ -383,7 +385,7 @@ func (h *Handler) lockStripes(cl *client, cmd *command, args [][]byte) {
 			last += len(args)
 		}
 		for i := cmd.firstKey; i <= last && i < len(args); i += cmd.step {
-			s = append(s, h.store.ShardIndex(args[i]))
+			s = append(s, h.shared.ShardIndex(args[i]))
 		}
 		if len(s) > 1 {
 			slices.Sort(s)
@@ -552,8 +554,8 @@ func (cl *client) releaseHeld() {
 // keyspace is rebuilt as it was logged. Call it before serving and before
 // AttachAOF. It reports how many commands it ran.
 func (h *Handler) LoadAOF(path string, repairTruncated bool) (aof.LoadStats, error) {
-	h.store.SetLoading(true)
-	defer h.store.SetLoading(false)
+	h.shared.SetLoading(true)
+	defer h.shared.SetLoading(false)
 	cl := &client{h: h, proto: 2, authed: true, valueDigits: 1}
 	cl.parser.Limits = &h.opts.Limits
 	var firstErr string

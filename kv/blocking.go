@@ -79,6 +79,7 @@ type waiter struct {
 	gone    bool      // disconnected while being served; under mu
 	timer   *time.Timer
 	stripes []int // AOF stripes of req.keys and req.touches
+	db      int32 // the database of req.keys: the client's when it parked
 }
 
 // waitQueue is the waiters of one key, oldest first.
@@ -91,19 +92,52 @@ type waitQueue struct {
 // blockingState is the Handler's registry of waiters.
 type blockingState struct {
 	mu         sync.Mutex
-	queues     map[string]*waitQueue
+	queues     map[dbKey]*waitQueue
 	registered atomic.Int64 // waiters in the queues: signalReady's fast test
 	blocked    atomic.Int64 // clients parked, for INFO blocked_clients
 }
 
-// signalReady notes that the running command made key ready for waiters
-// (a list created at it). The waiters are served after the command (see
-// serveReady); with none anywhere, it costs one atomic load.
+// dbKey is a key of one database: what waiters wait on and WATCH
+// watches.
+type dbKey struct {
+	db  int32
+	key string
+}
+
+// signalReady notes that the running command made key, in cl's database,
+// ready for waiters (a list created at it). The waiters are served after
+// the command (see serveReady); with none anywhere, it costs one atomic
+// load.
 func (h *Handler) signalReady(cl *client, key []byte) {
+	h.signalReadyIn(cl, int(cl.selected.Load()), key)
+}
+
+// signalReadyIn is signalReady for a key of database db (MOVE's target).
+func (h *Handler) signalReadyIn(cl *client, db int, key []byte) {
 	if h.blocking.registered.Load() == 0 || cl.stats == nil {
 		return
 	}
-	cl.stats.ready = append(cl.stats.ready, append([]byte(nil), key...))
+	cl.stats.ready = append(cl.stats.ready, dbKey{int32(db), string(key)})
+}
+
+// wakeDB serves the waiters of every key of database db (SWAPDB brought
+// other keys under them).
+func (h *Handler) wakeDB(db int) {
+	if h.blocking.registered.Load() == 0 {
+		return
+	}
+	b := &h.blocking
+	b.mu.Lock()
+	var keys []dbKey
+	for k := range b.queues {
+		if k.db == int32(db) {
+			keys = append(keys, k)
+		}
+	}
+	b.mu.Unlock()
+	for _, k := range keys {
+		h.wakeKey(k)
+	}
 }
 
 // serveReady serves the waiters of the keys the last command made ready.
@@ -133,10 +167,10 @@ func (h *Handler) blockOn(cl *client, req blockRequest) {
 	b := &h.blocking
 	req.keys = copyKeys(req.keys)
 	req.touches = copyKeys(req.touches)
-	w := &waiter{cl: cl, req: req}
+	w := &waiter{cl: cl, req: req, db: cl.selected.Load()}
 	if h.aof != nil {
 		for _, k := range slices.Concat(req.keys, req.touches) {
-			w.stripes = append(w.stripes, h.store.ShardIndex(k))
+			w.stripes = append(w.stripes, h.shared.ShardIndex(k))
 		}
 		slices.Sort(w.stripes)
 		w.stripes = slices.Compact(w.stripes)
@@ -185,16 +219,16 @@ func copyKeys(keys [][]byte) [][]byte {
 // Under mu.
 func (b *blockingState) register(w *waiter) {
 	if b.queues == nil {
-		b.queues = make(map[string]*waitQueue)
+		b.queues = make(map[dbKey]*waitQueue)
 	}
 	for i, k := range w.req.keys {
 		if slices.ContainsFunc(w.req.keys[:i], func(o []byte) bool { return string(o) == string(k) }) {
 			continue
 		}
-		q := b.queues[string(k)]
+		q := b.queues[dbKey{w.db, string(k)}]
 		if q == nil {
 			q = &waitQueue{}
-			b.queues[string(k)] = q
+			b.queues[dbKey{w.db, string(k)}] = q
 		}
 		q.waiters = append(q.waiters, w)
 	}
@@ -208,7 +242,7 @@ func (b *blockingState) unregister(w *waiter) {
 	}
 	w.state = waitDone
 	for _, k := range w.req.keys {
-		q := b.queues[string(k)]
+		q := b.queues[dbKey{w.db, string(k)}]
 		if q == nil {
 			continue
 		}
@@ -216,7 +250,7 @@ func (b *blockingState) unregister(w *waiter) {
 			q.waiters = slices.Delete(q.waiters, i, i+1)
 		}
 		if len(q.waiters) == 0 && !q.serving {
-			delete(b.queues, string(k))
+			delete(b.queues, dbKey{w.db, string(k)})
 		}
 	}
 	b.registered.Add(-1)
@@ -225,10 +259,11 @@ func (b *blockingState) unregister(w *waiter) {
 // wakeKey serves key's waiters, oldest first, while key has something for
 // them. One goroutine serves a key at a time; a wake meanwhile makes it
 // look again, so no wake-up is lost and the order holds.
-func (h *Handler) wakeKey(key []byte) {
+func (h *Handler) wakeKey(k dbKey) {
+	key := []byte(k.key)
 	b := &h.blocking
 	b.mu.Lock()
-	q := b.queues[string(key)]
+	q := b.queues[k]
 	if q == nil {
 		b.mu.Unlock()
 		return
@@ -270,15 +305,15 @@ func (h *Handler) wakeKey(key []byte) {
 			b.mu.Unlock()
 			// The pop (and BLMOVE's push) wrote these keys: WATCHes of them
 			// fail, as for any write (multi.go).
-			h.touchKey(key)
-			for _, k := range w.req.touches {
-				h.touchKey(k)
+			h.touchKeyIn(int(k.db), key)
+			for _, t := range w.req.touches {
+				h.touchKeyIn(int(k.db), t)
 			}
 			if !gone {
 				h.deliver(w, res.reply, res.end)
 			}
-			for _, k := range res.ready {
-				h.wakeKey(k)
+			for _, r := range res.ready {
+				h.wakeKey(dbKey{k.db, string(r)})
 			}
 			b.mu.Lock()
 			i = 0 // the queue changed: start again from its head
@@ -288,8 +323,8 @@ func (h *Handler) wakeKey(key []byte) {
 		}
 	}
 	q.serving = false
-	if len(q.waiters) == 0 && b.queues[string(key)] == q {
-		delete(b.queues, string(key))
+	if len(q.waiters) == 0 && b.queues[k] == q {
+		delete(b.queues, k)
 	}
 	b.mu.Unlock()
 }
@@ -314,7 +349,7 @@ func (h *Handler) serveWaiter(w *waiter, key []byte) (serveResult, bool) {
 	}
 	ok := w.req.serve(key, &res)
 	if ok && len(res.record) > 0 {
-		buf := h.aof.Begin()
+		buf := h.aof.Select(h.aof.Begin(), int(w.db))
 		res.end = h.aof.End(append(buf, res.record...))
 	}
 	return res, ok

@@ -22,18 +22,19 @@ type client struct {
 	parser resp.Parser
 	out    []byte // the Conn's output buffer while OnTraffic runs, else nil
 
-	// Ordered so that the small fields share one word: the struct is 224
+	// Ordered so that the small fields share words: the struct is 224
 	// bytes, an allocation size class of its own (the Parser's rarely used
 	// state behind a pointer took it down from 288).
-	proto           int        // 2 or 3
-	batchCmds       int64      // commands run in the current OnTraffic call
-	sampleTick      uint32     // commands run, to pick the ones timed
-	authed          bool       // AUTH succeeded, or no password was required at connect
-	closeAfterReply bool       // QUIT, protocol error, CLIENT KILL of itself
-	valueDigits     uint8      // digits of the last GET value's length: the next header's guess
-	failed          bool       // the running command replied with an error
-	stats           *loopState // the client's loop's counters, lent arguments, ready keys, exec gate
-	aof             *aofState  // persistence state, from the client's first logged write (aof.go)
+	batchCmds       int64        // commands run in the current OnTraffic call
+	sampleTick      uint32       // commands run, to pick the ones timed
+	selected        atomic.Int32 // SELECT's database index; atomic for CLIENT LIST
+	authed          bool         // AUTH succeeded, or no password was required at connect
+	closeAfterReply bool         // QUIT, protocol error, CLIENT KILL of itself
+	valueDigits     uint8        // digits of the last GET value's length: the next header's guess
+	failed          bool         // the running command replied with an error
+	proto           uint8        // 2 or 3
+	stats           *loopState   // the client's loop's counters, lent arguments, ready keys, exec gate
+	aof             *aofState    // persistence state, from the client's first logged write (aof.go)
 
 	// Immutable after OnOpen.
 	id         int64

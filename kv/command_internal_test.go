@@ -35,7 +35,7 @@ func xtallyEntry(calls *int) *command {
 		name: "xtally", arity: 3, log: logRMW,
 		fn: func(h *Handler, cl *client, args [][]byte) {
 			*calls++
-			n, err := h.store.Append(args[1], args[2])
+			n, err := cl.db().Append(args[1], args[2])
 			if err != nil {
 				cl.writeError(err.Error())
 				return

@@ -40,7 +40,7 @@ func (s *settings) get(field *string) string {
 // value given on the command line is applied here (Table.Own); the others
 // keep what Options and the store were created with.
 func (h *Handler) ownSettings(o Options) {
-	p, st, s := h.params, h.store, &h.cfg
+	p, st, s := h.params, h.shared, &h.cfg
 	s.password = o.RequirePass
 	h.authRequired.Store(o.RequirePass != "")
 	h.protectedMode.Store(!o.DisableProtectedMode)

@@ -30,28 +30,6 @@ func cmdQuit(_ *Handler, cl *client, _ [][]byte) {
 	cl.closeAfterReply = true
 }
 
-func cmdSelect(_ *Handler, cl *client, args [][]byte) {
-	id, ok := ascii.ParseInt(args[1])
-	if !ok {
-		cl.writeError(errNotInteger)
-		return
-	}
-	if id < math32Min || id > math32Max {
-		cl.writeError("ERR value is out of range, value must between -2147483648 and 2147483647")
-		return
-	}
-	if id != 0 {
-		cl.writeError(errDBRange) // Shoal has one database, like Redis with "databases 1"
-		return
-	}
-	cl.writeOK()
-}
-
-const (
-	math32Min = -1 << 31
-	math32Max = 1<<31 - 1
-)
-
 // checkPassword authenticates user/pass against the "default" user, the
 // only one Shoal has, as Redis's ACLAuthenticateUser does.
 func (h *Handler) checkPassword(user, pass []byte) bool {
@@ -138,7 +116,7 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 		cl.setName(string(name))
 	}
 	if ver != 0 {
-		cl.proto = int(ver)
+		cl.proto = uint8(ver)
 		cl.protoShown.Store(int32(ver))
 	}
 	cl.writeMap(7)
@@ -163,6 +141,7 @@ func cmdReset(h *Handler, cl *client, _ [][]byte) {
 		h.endSession(cl, s) // discard, unwatch, unsubscribe (multi.go, pubsub.go)
 	}
 	cl.proto = 2
+	cl.selected.Store(0)
 	cl.protoShown.Store(2)
 	cl.setName("")
 	if h.authRequired.Load() {

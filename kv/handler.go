@@ -48,7 +48,13 @@ type Options struct {
 // a connection opens, Serve with each read's bytes, and CloseClient when
 // it closes. All methods are safe for concurrent use by the loops.
 type Handler struct {
-	store   *store.Store
+	// dbs are the databases SELECT picks from, made on first use
+	// (databases.go); SWAPDB swaps two. shared is the one New was given,
+	// for what they all share: maxmemory, the policy, the clock, the
+	// shard layout. Keys are always read through dbs.
+	dbs     []atomic.Pointer[store.Store]
+	dbMu    sync.Mutex
+	shared  *store.Store
 	opts    Options
 	params  *config.Table // Options.Params: CONFIG GET/SET and INFO read settings here
 	cfg     settings      // the settings kv owns
@@ -133,7 +139,9 @@ func New(s *store.Store, o Options) *Handler {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	h := &Handler{store: s, opts: o, params: o.Params, start: time.Now(), done: make(chan struct{})}
+	h := &Handler{shared: s, opts: o, params: o.Params, start: time.Now(), done: make(chan struct{})}
+	h.dbs = make([]atomic.Pointer[store.Store], o.Params.Int("databases"))
+	h.dbs[0].Store(s)
 	h.flushBytes.Store(DefaultFlushThreshold)
 	h.ownSettings(o)
 	h.clock.Store(nowMillis())
@@ -141,18 +149,23 @@ func New(s *store.Store, o Options) *Handler {
 	return h
 }
 
-// Close stops the Handler's background work. It does not close connections
-// (the edge owns them) or the store.
+// Close stops the Handler's background work and the databases it made. It
+// does not close connections (the edge owns them) or the store New was
+// given.
 func (h *Handler) Close() {
-	h.closeOnce.Do(func() { close(h.done) })
+	h.closeOnce.Do(func() {
+		close(h.done)
+		h.closeDBs()
+	})
 }
 
 // FlushThreshold is the reply size after which Serve hands replies to the
 // Conn mid-batch (Boot's, or DefaultFlushThreshold).
 func (h *Handler) FlushThreshold() int { return int(h.flushBytes.Load()) }
 
-// Store is the keyspace h serves.
-func (h *Handler) Store() *store.Store { return h.store }
+// Store is database 0, which the HTTP and frame fronts serve: the store
+// New was given until a SWAPDB 0 swaps another in. Read it per request.
+func (h *Handler) Store() *store.Store { return h.db(0) }
 
 // Logger is where h and its edge log.
 func (h *Handler) Logger() *slog.Logger { return h.opts.Logger }
@@ -387,10 +400,10 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	if timed {
 		start = monotonicNanos()
 	}
-	var flushed [][]byte
+	var flushed []dbKey
 	flushChecked := false
 	if cmd.logged && cmd.log == logFlush && h.watches.active.Load() != 0 {
-		flushed, flushChecked = h.watchedExisting(), true
+		flushed, flushChecked = h.watchedExisting(cl.selected.Load(), cmd.name == "flushall"), true
 	}
 	replyStart := len(cl.out)
 	switch {
@@ -407,7 +420,7 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	// After the write, not before: a WATCH this load misses began after
 	// the write was done (multi.go).
 	if cmd.logged && h.watches.active.Load() != 0 && replyStart <= len(cl.out) {
-		h.touchWritten(cmd, args, cl.out[replyStart:], flushed, flushChecked)
+		h.touchWritten(cl.selected.Load(), cmd, args, cl.out[replyStart:], flushed, flushChecked)
 	}
 	counters.count(cl.failed)
 	if timed {
@@ -476,7 +489,7 @@ func (h *Handler) cron() {
 			h.releaseClientMemory()
 			// As in Redis, clients' output buffers count against maxmemory.
 			held, _ := h.outputMemory()
-			h.store.SetExternalMemory(held)
+			h.shared.SetExternalMemory(held)
 		}
 	}
 }

@@ -16,11 +16,11 @@ import (
 // freePort asks the kernel for an unused loopback port.
 func freePort(t testing.TB) int { return redistest.FreePort(t) }
 
-// startRedis starts a real redis-server 7 without persistence and one
-// database (Shoal's keyspace), and stops it by PID when the test ends.
+// startRedis starts a real redis-server 7 without persistence, with its
+// default 16 databases as Shoal's, and stops it by PID when the test ends.
 func startRedis(t testing.TB, extra ...string) string {
 	t.Helper()
-	return redistest.StartServer(t, append([]string{"--databases", "1"}, extra...)...)
+	return redistest.StartServer(t, extra...)
 }
 
 // waitPing reports whether addr answers PING (any reply: NOAUTH counts).

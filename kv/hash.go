@@ -126,7 +126,7 @@ func appendRewriteHash(dst, key []byte, o store.Object) []byte {
 // viewHash runs fn with key's hash (nil when missing) under its shard's
 // read lock, or writes WRONGTYPE.
 func (h *Handler) viewHash(cl *client, key []byte, fn func(hs *store.Hash)) {
-	err := h.store.View(key, store.KindHash, func(o store.Object) {
+	err := cl.db().View(key, store.KindHash, func(o store.Object) {
 		hs, _ := o.(*store.Hash)
 		fn(hs)
 	})
@@ -154,7 +154,7 @@ func (h *Handler) hset(cl *client, args [][]byte, hmset bool) {
 	}
 	need += int64(len(args)/2) * elementOverhead
 	added := 0
-	err := h.store.Update(args[1], store.KindHash, need, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindHash, need, func(o store.Object) store.Object {
 		hs, _ := o.(*store.Hash)
 		if hs == nil {
 			hs = store.NewHash()
@@ -178,7 +178,7 @@ func (h *Handler) hset(cl *client, args [][]byte, hmset bool) {
 
 func cmdHSetNX(h *Handler, cl *client, args [][]byte) {
 	added := false
-	err := h.store.Update(args[1], store.KindHash, int64(len(args[2])+len(args[3])+elementOverhead), func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindHash, int64(len(args[2])+len(args[3])+elementOverhead), func(o store.Object) store.Object {
 		hs, _ := o.(*store.Hash)
 		if hs == nil {
 			hs = store.NewHash()
@@ -261,7 +261,7 @@ func (h *Handler) hkeysVals(cl *client, args [][]byte, keys bool) {
 
 func cmdHDel(h *Handler, cl *client, args [][]byte) {
 	deleted := 0
-	err := h.store.Update(args[1], store.KindHash, 0, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindHash, 0, func(o store.Object) store.Object {
 		if o == nil {
 			return nil
 		}
@@ -321,7 +321,7 @@ func cmdHIncrBy(h *Handler, cl *client, args [][]byte) {
 	}
 	var result int64
 	var errText string
-	err := h.store.Update(args[1], store.KindHash, int64(len(args[2])+20+elementOverhead), func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindHash, int64(len(args[2])+20+elementOverhead), func(o store.Object) store.Object {
 		hs, _ := o.(*store.Hash)
 		var cur int64
 		if hs != nil {
@@ -366,7 +366,7 @@ func cmdHIncrByFloat(h *Handler, cl *client, args [][]byte) {
 	var result []byte
 	var opErr error
 	created := false
-	err := h.store.Update(args[1], store.KindHash, int64(len(args[2])+64+elementOverhead), func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindHash, int64(len(args[2])+64+elementOverhead), func(o store.Object) store.Object {
 		hs, _ := o.(*store.Hash)
 		var cur []byte
 		if hs != nil {

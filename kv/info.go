@@ -18,7 +18,7 @@ import (
 
 // now is the clock relative expiries are based on (unix ms): the store's,
 // so that EXPIRE 10 and the store's own expiry agree on when 10 s end.
-func (h *Handler) now() int64 { return h.store.Now() }
+func (h *Handler) now() int64 { return h.shared.Now() }
 
 // infoSections are INFO's sections in Redis's order.
 var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication",
@@ -74,7 +74,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 	field := func(k string, v any) {
 		b = fmt.Appendf(b, "%s:%v\r\n", k, v)
 	}
-	st := h.store.Stats()
+	st := h.KeyspaceStats()
 	switch section {
 	case "server":
 		b = append(b, "# Server\r\n"...)
@@ -189,9 +189,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("cluster_enabled", 0)
 	case "keyspace":
 		b = append(b, "# Keyspace\r\n"...)
-		if st.Keys > 0 {
-			b = fmt.Appendf(b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", st.Keys, st.Expires)
-		}
+		b = h.appendKeyspaceInfo(b)
 	}
 	return b
 }

@@ -9,15 +9,15 @@ import (
 // Keyspace commands.
 
 func cmdDel(h *Handler, cl *client, args [][]byte) {
-	cl.writeInt(int64(h.store.Del(args[1:])))
+	cl.writeInt(int64(cl.db().Del(args[1:])))
 }
 
 func cmdExists(h *Handler, cl *client, args [][]byte) {
-	cl.writeInt(int64(h.store.Exists(args[1:])))
+	cl.writeInt(int64(cl.db().Exists(args[1:])))
 }
 
 func cmdType(h *Handler, cl *client, args [][]byte) {
-	cl.writeStatus(h.store.Type(args[1]))
+	cl.writeStatus(cl.db().Type(args[1]))
 }
 
 // expireGeneric implements EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT in the
@@ -49,11 +49,11 @@ func (h *Handler) expireGeneric(cl *client, args [][]byte, seconds, relative boo
 		}
 		when += now
 	}
-	if xxAndLT && h.store.PTTL(args[1]) < 0 {
+	if xxAndLT && cl.db().PTTL(args[1]) < 0 {
 		cl.writeInt(0) // XX: a key without expiry (or missing) is left alone
 		return
 	}
-	cl.writeInt(boolInt(h.store.Expire(args[1], when, cond)))
+	cl.writeInt(boolInt(cl.db().Expire(args[1], when, cond)))
 }
 
 func cmdExpire(h *Handler, cl *client, args [][]byte) {
@@ -73,7 +73,7 @@ func cmdPExpireAt(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdTTL(h *Handler, cl *client, args [][]byte) {
-	ms := h.store.PTTL(args[1])
+	ms := cl.db().PTTL(args[1])
 	if ms >= 0 {
 		ms = (ms + 500) / 1000
 	}
@@ -81,11 +81,11 @@ func cmdTTL(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdPTTL(h *Handler, cl *client, args [][]byte) {
-	cl.writeInt(h.store.PTTL(args[1]))
+	cl.writeInt(cl.db().PTTL(args[1]))
 }
 
 func cmdExpireTime(h *Handler, cl *client, args [][]byte) {
-	at := h.store.ExpireTime(args[1])
+	at := cl.db().ExpireTime(args[1])
 	if at >= 0 {
 		at = (at + 500) / 1000 // rounded, as Redis does
 	}
@@ -93,15 +93,15 @@ func cmdExpireTime(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdPExpireTime(h *Handler, cl *client, args [][]byte) {
-	cl.writeInt(h.store.ExpireTime(args[1]))
+	cl.writeInt(cl.db().ExpireTime(args[1]))
 }
 
 func cmdPersist(h *Handler, cl *client, args [][]byte) {
-	cl.writeInt(boolInt(h.store.Persist(args[1])))
+	cl.writeInt(boolInt(cl.db().Persist(args[1])))
 }
 
 func cmdKeys(h *Handler, cl *client, args [][]byte) {
-	keys := h.store.Keys(args[1])
+	keys := cl.db().Keys(args[1])
 	cl.writeArray(len(keys))
 	for _, k := range keys {
 		cl.writeBulk(k)
@@ -119,12 +119,12 @@ func cmdScan(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errText)
 		return
 	}
-	next, keys := h.store.Scan(cursor, a.match, a.count, a.typ)
+	next, keys := cl.db().Scan(cursor, a.match, a.count, a.typ)
 	writeScanPage(cl, next, keys)
 }
 
 func cmdRename(h *Handler, cl *client, args [][]byte) {
-	if err := h.store.Rename(args[1], args[2]); err != nil {
+	if err := cl.db().Rename(args[1], args[2]); err != nil {
 		cl.writeError(err.Error())
 		return
 	}
@@ -133,7 +133,7 @@ func cmdRename(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdRenameNX(h *Handler, cl *client, args [][]byte) {
-	ok, err := h.store.RenameNX(args[1], args[2])
+	ok, err := cl.db().RenameNX(args[1], args[2])
 	if err != nil {
 		cl.writeError(err.Error())
 		return
@@ -145,7 +145,7 @@ func cmdRenameNX(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdRandomKey(h *Handler, cl *client, _ [][]byte) {
-	k, ok := h.store.RandomKey()
+	k, ok := cl.db().RandomKey()
 	if !ok {
 		cl.writeNull()
 		return
@@ -154,16 +154,24 @@ func cmdRandomKey(h *Handler, cl *client, _ [][]byte) {
 }
 
 func cmdDBSize(h *Handler, cl *client, _ [][]byte) {
-	cl.writeInt(int64(h.store.DBSize()))
+	cl.writeInt(int64(cl.db().DBSize()))
 }
 
-// cmdFlush implements FLUSHDB and FLUSHALL [ASYNC|SYNC]; the store's flush
-// is always immediate.
+// cmdFlush implements FLUSHDB (the selected database) and FLUSHALL (every
+// database) [ASYNC|SYNC]; the store's flush is always immediate.
 func cmdFlush(h *Handler, cl *client, args [][]byte) {
 	if len(args) > 2 || (len(args) == 2 && !ascii.EqualFold(args[1], "ASYNC") && !ascii.EqualFold(args[1], "SYNC")) {
 		cl.writeError(errSyntax)
 		return
 	}
-	h.store.Flush()
+	if cmd := args[0]; ascii.EqualFold(cmd, "flushall") {
+		for i := range h.dbs {
+			if s := h.existingDB(i); s != nil {
+				s.Flush()
+			}
+		}
+	} else {
+		cl.db().Flush()
+	}
 	cl.writeOK()
 }

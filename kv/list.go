@@ -187,7 +187,7 @@ func cmdRPushX(h *Handler, cl *client, args [][]byte) { h.push(cl, args, false, 
 func (h *Handler) push(cl *client, args [][]byte, front, onlyExisting bool) {
 	key, vals := args[1], args[2:]
 	n, created := 0, false
-	err := h.store.Update(key, store.KindList, pushNeed(vals), func(o store.Object) store.Object {
+	err := cl.db().Update(key, store.KindList, pushNeed(vals), func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			if onlyExisting {
@@ -239,7 +239,7 @@ func (h *Handler) pop(cl *client, args [][]byte, front bool) {
 		count = n
 	}
 	found := false
-	err := h.store.Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			return nil
@@ -299,7 +299,7 @@ func appendPopped(out []byte, l *store.List, front bool, count int64) []byte {
 // viewList runs fn with key's list (nil when missing); it answers
 // WRONGTYPE itself and reports false then.
 func (h *Handler) viewList(cl *client, key []byte, fn func(l *store.List)) bool {
-	err := h.store.View(key, store.KindList, func(o store.Object) {
+	err := cl.db().View(key, store.KindList, func(o store.Object) {
 		l, _ := o.(*store.List)
 		fn(l)
 	})
@@ -394,7 +394,7 @@ func cmdLSet(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	reply := ""
-	err := h.store.Update(args[1], store.KindList, int64(len(args[3])), func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindList, int64(len(args[3])), func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			reply = errNoSuchKey
@@ -433,7 +433,7 @@ func cmdLInsert(h *Handler, cl *client, args [][]byte) {
 	}
 	pivot, val := args[3], args[4]
 	result := int64(0)
-	err := h.store.Update(args[1], store.KindList, int64(len(val))+8, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindList, int64(len(val))+8, func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			return nil
@@ -472,7 +472,7 @@ func cmdLRem(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	removed := 0
-	err := h.store.Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			return nil
@@ -501,7 +501,7 @@ func cmdLTrim(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotInteger)
 		return
 	}
-	err := h.store.Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			return nil
@@ -636,10 +636,10 @@ type moveResult struct {
 // RPOPLPUSH and the served BLMOVE), as one transaction over both keys.
 // WRONGTYPE for the destination is only checked when there is something
 // to move, as Redis does.
-func (h *Handler) move(src, dst []byte, fromFront, toFront bool) moveResult {
+func (h *Handler) move(db *store.Store, src, dst []byte, fromFront, toFront bool) moveResult {
 	var r moveResult
 	keys := [2][]byte{src, dst}
-	r.err = h.store.Tx(keys[:], 64, func(t *store.Tx) error {
+	r.err = db.Tx(keys[:], 64, func(t *store.Tx) error {
 		so, err := t.Object(0, store.KindList)
 		if err != nil || so == nil {
 			return err
@@ -679,11 +679,11 @@ func cmdLMove(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errSyntax)
 		return
 	}
-	h.replyMove(cl, args[1], args[2], h.move(args[1], args[2], from, to))
+	h.replyMove(cl, args[1], args[2], h.move(cl.db(), args[1], args[2], from, to))
 }
 
 func cmdRPopLPush(h *Handler, cl *client, args [][]byte) {
-	h.replyMove(cl, args[1], args[2], h.move(args[1], args[2], false, true))
+	h.replyMove(cl, args[1], args[2], h.move(cl.db(), args[1], args[2], false, true))
 }
 
 func (h *Handler) replyMove(cl *client, _, dst []byte, r moveResult) {
@@ -745,10 +745,10 @@ func parseMPop(args [][]byte) (a mpopArgs, errText string) {
 // AOF record of the pop (LPOP/RPOP key n) appended to rec. found is false
 // when every key is missing; err is WRONGTYPE for the first key of another
 // kind met before a list.
-func (h *Handler) popFrom(keys [][]byte, front bool, count int64, out, rec []byte, single bool) (_, _ []byte, key []byte, found bool, err error) {
+func (h *Handler) popFrom(db *store.Store, keys [][]byte, front bool, count int64, out, rec []byte, single bool) (_, _ []byte, key []byte, found bool, err error) {
 	for _, k := range keys {
 		n := 0
-		err = h.store.Update(k, store.KindList, 0, func(o store.Object) store.Object {
+		err = db.Update(k, store.KindList, 0, func(o store.Object) store.Object {
 			l, _ := o.(*store.List)
 			if l == nil {
 				return nil
@@ -814,7 +814,7 @@ func cmdLMPop(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errText)
 		return
 	}
-	out, rec, _, found, err := h.popFrom(a.keys, a.front, a.count, cl.out, cl.effectScratch(), false)
+	out, rec, _, found, err := h.popFrom(cl.db(), a.keys, a.front, a.count, cl.out, cl.effectScratch(), false)
 	cl.out = out
 	switch {
 	case err != nil:
@@ -849,9 +849,9 @@ func (h *Handler) blockingPop(cl *client, args [][]byte, front bool) {
 	}
 	keys := args[1 : len(args)-1]
 	h.blockOn(cl, blockRequest{
-		keys: keys, timeout: timeout, timeoutReply: nullArrayReply(cl.proto),
+		keys: keys, timeout: timeout, timeoutReply: nullArrayReply(int(cl.proto)),
 		try: func() bool {
-			out, rec, _, found, err := h.popFrom(keys, front, 1, cl.out, cl.effectScratch(), true)
+			out, rec, _, found, err := h.popFrom(cl.db(), keys, front, 1, cl.out, cl.effectScratch(), true)
 			if err != nil {
 				cl.writeError(err.Error())
 				return true
@@ -863,7 +863,7 @@ func (h *Handler) blockingPop(cl *client, args [][]byte, front bool) {
 			return found
 		},
 		serve: func(key []byte, res *serveResult) bool {
-			out, rec, _, found, err := h.popFrom([][]byte{key}, front, 1, nil, nil, true)
+			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, front, 1, nil, nil, true)
 			if err != nil || !found {
 				return false // not a list (any more): Redis serves only lists
 			}
@@ -886,9 +886,9 @@ func cmdBLMPop(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	h.blockOn(cl, blockRequest{
-		keys: a.keys, timeout: timeout, timeoutReply: nullArrayReply(cl.proto),
+		keys: a.keys, timeout: timeout, timeoutReply: nullArrayReply(int(cl.proto)),
 		try: func() bool {
-			out, rec, _, found, err := h.popFrom(a.keys, a.front, a.count, cl.out, cl.effectScratch(), false)
+			out, rec, _, found, err := h.popFrom(cl.db(), a.keys, a.front, a.count, cl.out, cl.effectScratch(), false)
 			if err != nil {
 				cl.writeError(err.Error())
 				return true
@@ -900,7 +900,7 @@ func cmdBLMPop(h *Handler, cl *client, args [][]byte) {
 			return found
 		},
 		serve: func(key []byte, res *serveResult) bool {
-			out, rec, _, found, err := h.popFrom([][]byte{key}, a.front, a.count, nil, nil, false)
+			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, a.front, a.count, nil, nil, false)
 			if err != nil || !found {
 				return false
 			}
@@ -946,10 +946,10 @@ func (h *Handler) blockingMove(cl *client, src, dst []byte, from, to bool, timeo
 	}
 	dstCopy := append([]byte(nil), dst...)
 	h.blockOn(cl, blockRequest{
-		keys: [][]byte{src}, touches: [][]byte{dst}, timeout: timeout, timeoutReply: nullArrayReply(cl.proto), // Redis answers a timed-out BLMOVE with a null array too
+		keys: [][]byte{src}, touches: [][]byte{dst}, timeout: timeout, timeoutReply: nullArrayReply(int(cl.proto)), // Redis answers a timed-out BLMOVE with a null array too
 		try: func() bool {
 			// Only the source's type is checked while it is missing, as Redis.
-			r := h.move(src, dst, from, to)
+			r := h.move(cl.db(), src, dst, from, to)
 			if r.err != nil {
 				cl.writeError(r.err.Error())
 				return true
@@ -965,10 +965,10 @@ func (h *Handler) blockingMove(cl *client, src, dst []byte, from, to bool, timeo
 			return true
 		},
 		serve: func(key []byte, res *serveResult) bool {
-			if kind := h.store.Type(key); kind != "list" {
+			if kind := cl.db().Type(key); kind != "list" {
 				return false
 			}
-			r := h.move(key, dstCopy, from, to)
+			r := h.move(cl.db(), key, dstCopy, from, to)
 			switch {
 			case r.err != nil: // the destination holds another kind
 				res.reply = resp.AppendError(nil, r.err.Error())

@@ -20,7 +20,7 @@ type loopState struct {
 	args [][]byte
 	// ready are the keys the running command made ready for blocked
 	// clients (blocking.go). The loop goroutine only.
-	ready [][]byte
+	ready []dbKey
 	// gate is the loop's exec gate (multi.go), read-locked by the loop for
 	// each batch. Padding fills the 128-byte size class, so two loops'
 	// blocks never share a cache line.

@@ -118,7 +118,7 @@ type queuedCommand struct {
 // watchedKey is one WATCHed key: expireAt is its expiry time when watched
 // (0: none), so an EXEC after it fails as Redis's does.
 type watchedKey struct {
-	key      string
+	dbKey
 	expireAt int64
 }
 
@@ -203,8 +203,8 @@ func (h *Handler) interceptSession(s *session, cl *client, cmd *command, args []
 // for memory: maxmemory is set, the data is over it and the policy cannot
 // evict.
 func (h *Handler) outOfMemory() bool {
-	limit := h.store.MaxMemory()
-	return limit > 0 && h.store.Policy() == store.NoEviction && h.store.Stats().UsedMemory > limit
+	limit := h.shared.MaxMemory()
+	return limit > 0 && h.shared.Policy() == store.NoEviction && h.usedMemory() > limit
 }
 
 func allowedWhileSubscribed(cmd *command) bool {
@@ -399,12 +399,12 @@ type watchTable struct {
 
 type watchShard struct {
 	mu   sync.Mutex
-	keys map[string][]*session
+	keys map[dbKey][]*session
 	_    [48]byte
 }
 
 func (h *Handler) watchShard(key []byte) *watchShard {
-	return &h.watches.shards[h.store.ShardIndex(key)&(watchShards-1)]
+	return &h.watches.shards[h.shared.ShardIndex(key)&(watchShards-1)]
 }
 
 func cmdWatch(h *Handler, cl *client, args [][]byte) {
@@ -413,12 +413,13 @@ func cmdWatch(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errWatchInMulti)
 		return
 	}
+	db := cl.selected.Load()
 	for _, key := range args[1:] {
-		if s.watches(key) {
+		if s.watches(db, key) {
 			continue
 		}
-		wk := watchedKey{key: string(key)}
-		if t := h.store.ExpireTime(key); t > 0 {
+		wk := watchedKey{dbKey: dbKey{db, string(key)}}
+		if t := cl.db().ExpireTime(key); t > 0 {
 			wk.expireAt = t
 		}
 		// Count first: a write that finds the count zero after it ran
@@ -427,18 +428,18 @@ func cmdWatch(h *Handler, cl *client, args [][]byte) {
 		sh := h.watchShard(key)
 		sh.mu.Lock()
 		if sh.keys == nil {
-			sh.keys = make(map[string][]*session)
+			sh.keys = make(map[dbKey][]*session)
 		}
-		sh.keys[wk.key] = append(sh.keys[wk.key], s)
+		sh.keys[wk.dbKey] = append(sh.keys[wk.dbKey], s)
 		sh.mu.Unlock()
 		s.watched = append(s.watched, wk)
 	}
 	cl.writeOK()
 }
 
-func (s *session) watches(key []byte) bool {
+func (s *session) watches(db int32, key []byte) bool {
 	for i := range s.watched {
-		if s.watched[i].key == string(key) {
+		if s.watched[i].db == db && s.watched[i].key == string(key) {
 			return true
 		}
 	}
@@ -457,7 +458,7 @@ func (h *Handler) unwatchAll(s *session) {
 	for _, wk := range s.watched {
 		sh := h.watchShard([]byte(wk.key))
 		sh.mu.Lock()
-		list := sh.keys[wk.key]
+		list := sh.keys[wk.dbKey]
 		for i, other := range list {
 			if other == s {
 				list[i] = list[len(list)-1]
@@ -467,9 +468,9 @@ func (h *Handler) unwatchAll(s *session) {
 			}
 		}
 		if len(list) == 0 {
-			delete(sh.keys, wk.key)
+			delete(sh.keys, wk.dbKey)
 		} else {
-			sh.keys[wk.key] = list
+			sh.keys[wk.dbKey] = list
 		}
 		sh.mu.Unlock()
 		h.watches.active.Add(-1)
@@ -488,7 +489,7 @@ func (h *Handler) watchedExpired(s *session) bool {
 			continue
 		}
 		if now < 0 {
-			now = h.store.Now()
+			now = h.shared.Now()
 		}
 		if wk.expireAt <= now {
 			return true
@@ -497,19 +498,22 @@ func (h *Handler) watchedExpired(s *session) bool {
 	return false
 }
 
-// touchKey marks every client watching key dirty. Writers outside
-// dispatch (the HTTP and frame fronts) call it after a write.
-func (h *Handler) touchKey(key []byte) {
+// touchKey marks every client watching key of database 0 dirty: the HTTP
+// and frame fronts, which serve database 0, call it after a write.
+func (h *Handler) touchKey(key []byte) { h.touchKeyIn(0, key) }
+
+// touchKeyIn marks every client watching key of database db dirty.
+func (h *Handler) touchKeyIn(db int, key []byte) {
 	if h.watches.active.Load() == 0 {
 		return
 	}
-	h.touchWatched(key)
+	h.touchWatched(int32(db), key)
 }
 
-func (h *Handler) touchWatched(key []byte) {
+func (h *Handler) touchWatched(db int32, key []byte) {
 	sh := h.watchShard(key)
 	sh.mu.Lock()
-	for _, s := range sh.keys[string(key)] {
+	for _, s := range sh.keys[dbKey{db, string(key)}] {
 		s.casDirty.Store(true)
 	}
 	sh.mu.Unlock()
@@ -530,20 +534,22 @@ func (h *Handler) touchAll() {
 }
 
 // watchedExisting returns the watched keys that exist now, for a FLUSHALL
-// about to run.
-func (h *Handler) watchedExisting() [][]byte {
-	var keys [][]byte
+// (all) or a FLUSHDB of database db about to run.
+func (h *Handler) watchedExisting(db int32, all bool) []dbKey {
+	var keys []dbKey
 	for i := range h.watches.shards {
 		sh := &h.watches.shards[i]
 		sh.mu.Lock()
 		for k := range sh.keys {
-			keys = append(keys, []byte(k))
+			if all || k.db == db {
+				keys = append(keys, k)
+			}
 		}
 		sh.mu.Unlock()
 	}
 	existing := keys[:0]
 	for _, k := range keys {
-		if h.store.Exists([][]byte{k}) > 0 {
+		if s := h.existingDB(int(k.db)); s != nil && s.Exists([][]byte{[]byte(k.key)}) > 0 {
 			existing = append(existing, k)
 		}
 	}
@@ -554,7 +560,7 @@ func (h *Handler) watchedExisting() [][]byte {
 // touches the keys the command wrote, if its reply says it wrote any.
 // flushed is what watchedExisting returned before a FLUSHALL/FLUSHDB (nil
 // if nobody watched then).
-func (h *Handler) touchWritten(cmd *command, args [][]byte, reply []byte, flushed [][]byte, flushChecked bool) {
+func (h *Handler) touchWritten(db int32, cmd *command, args [][]byte, reply []byte, flushed []dbKey, flushChecked bool) {
 	if len(reply) == 0 || reply[0] == '-' || !wroteSomething(cmd, args, reply) {
 		return
 	}
@@ -565,7 +571,7 @@ func (h *Handler) touchWritten(cmd *command, args [][]byte, reply []byte, flushe
 			return
 		}
 		for _, k := range flushed {
-			h.touchWatched(k)
+			h.touchWatched(k.db, []byte(k.key))
 		}
 	case cmd.firstKey > 0:
 		last := cmd.lastKey
@@ -573,7 +579,7 @@ func (h *Handler) touchWritten(cmd *command, args [][]byte, reply []byte, flushe
 			last += len(args)
 		}
 		for i := cmd.firstKey; i <= last && i < len(args); i += cmd.step {
-			h.touchWatched(args[i])
+			h.touchWatched(db, args[i])
 		}
 	default:
 		// Keys the table does not place (numkeys arguments): every

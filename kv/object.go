@@ -53,43 +53,44 @@ var _ = registerFamily(family{commands: []*command{
 // database 0 only, so DB may name only it.
 func cmdCopy(h *Handler, cl *client, args [][]byte) {
 	replace := false
+	to := int(cl.selected.Load())
 	for i := 3; i < len(args); i++ {
 		switch {
 		case ascii.EqualFold(args[i], "replace"):
 			replace = true
 		case ascii.EqualFold(args[i], "db") && i+1 < len(args):
 			i++
-			db, ok := ascii.ParseInt(args[i])
-			if !ok {
-				cl.writeError(errNotInteger)
+			db, errText := h.dbIndex(args[i])
+			if errText != "" {
+				cl.writeError(errText)
 				return
 			}
-			if db != 0 {
-				cl.writeError("ERR DB index is out of range")
-				return
-			}
+			to = db
 		default:
 			cl.writeError(errSyntax)
 			return
 		}
 	}
-	if string(args[1]) == string(args[2]) {
+	if to == int(cl.selected.Load()) && string(args[1]) == string(args[2]) {
 		cl.writeError("ERR source and destination objects are the same")
 		return
 	}
-	ok, err := h.store.Copy(args[1], args[2], replace)
+	ok, err := cl.db().CopyTo(h.db(to), args[1], args[2], replace)
 	if err != nil {
 		cl.writeError(err.Error())
 		return
 	}
 	if ok {
-		h.signalReady(cl, args[2]) // a list or sorted set arriving wakes its waiters
+		h.signalReadyIn(cl, to, args[2]) // a list or sorted set arriving wakes its waiters
+		if to != int(cl.selected.Load()) {
+			h.touchKeyIn(to, args[2]) // touchWritten touches the selected database's
+		}
 	}
 	cl.writeInt(boolInt(ok))
 }
 
 func cmdObjectEncoding(h *Handler, cl *client, args [][]byte) {
-	enc, ok := h.store.Encoding(args[2])
+	enc, ok := cl.db().Encoding(args[2])
 	if !ok {
 		cl.writeNull()
 		return
@@ -100,7 +101,7 @@ func cmdObjectEncoding(h *Handler, cl *client, args [][]byte) {
 // cmdObjectFreq: Shoal has no LFU policies, so, as Redis under an LRU or no
 // policy, it tracks no access frequency.
 func cmdObjectFreq(h *Handler, cl *client, args [][]byte) {
-	if h.store.Type(args[2]) == "none" {
+	if cl.db().Type(args[2]) == "none" {
 		cl.writeNull()
 		return
 	}
@@ -108,7 +109,7 @@ func cmdObjectFreq(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdObjectIdleTime(h *Handler, cl *client, args [][]byte) {
-	secs, ok := h.store.IdleSeconds(args[2])
+	secs, ok := cl.db().IdleSeconds(args[2])
 	if !ok {
 		cl.writeNull()
 		return
@@ -120,13 +121,13 @@ func cmdObjectIdleTime(h *Handler, cl *client, args [][]byte) {
 // the integers 0..9999 it keeps once (OBJ_SHARED_REFCOUNT) when no memory
 // limit is set.
 func cmdObjectRefCount(h *Handler, cl *client, args [][]byte) {
-	enc, ok := h.store.Encoding(args[2])
+	enc, ok := cl.db().Encoding(args[2])
 	if !ok {
 		cl.writeNull()
 		return
 	}
-	if enc == "int" && h.store.MaxMemory() == 0 {
-		v, found, _ := h.store.Get(nil, args[2])
+	if enc == "int" && h.shared.MaxMemory() == 0 {
+		v, found, _ := cl.db().Get(nil, args[2])
 		if n, isInt := ascii.ParseInt(v); found && isInt && n >= 0 && n < 10000 {
 			cl.writeInt(2147483647)
 			return

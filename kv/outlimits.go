@@ -161,7 +161,7 @@ func (h *Handler) outputMemory() (held, freed int64) {
 // client eviction does. cron runs it; it costs a look at the registry only
 // when the edge's output memory is over the limit.
 func (h *Handler) evictClients() {
-	limit := config.ResolveMemoryOrPercent(*h.outLimits.clientsMax.Load(), h.store.MaxMemory())
+	limit := config.ResolveMemoryOrPercent(*h.outLimits.clientsMax.Load(), h.shared.MaxMemory())
 	if limit <= 0 {
 		return
 	}

@@ -623,12 +623,14 @@ func cmdPubsubHelp(_ *Handler, cl *client, _ [][]byte) {
 	})
 }
 
-// appendSessionInfo appends CLIENT LIST's flags, sub, psub, ssub and multi
-// fields for cl, from its session's atomics.
+// appendSessionInfo appends CLIENT LIST's flags, db, sub, psub, ssub and
+// multi fields for cl, from its session's and its own atomics.
 func appendSessionInfo(b []byte, cl *client) []byte {
 	s := cl.sess.Load()
 	if s == nil {
-		return append(b, " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1"...)
+		b = append(b, " flags=N db="...)
+		b = strconv.AppendInt(b, int64(cl.selected.Load()), 10)
+		return append(b, " sub=0 psub=0 ssub=0 multi=-1"...)
 	}
 	var counts [3]int32
 	if sub := s.sub.Load(); sub != nil {
@@ -651,7 +653,9 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 	if len(b) == n {
 		b = append(b, 'N')
 	}
-	b = append(b, " db=0 sub="...)
+	b = append(b, " db="...)
+	b = strconv.AppendInt(b, int64(cl.selected.Load()), 10)
+	b = append(b, " sub="...)
 	b = strconv.AppendInt(b, int64(counts[0]), 10)
 	b = append(b, " psub="...)
 	b = strconv.AppendInt(b, int64(counts[1]), 10)

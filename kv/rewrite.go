@@ -2,6 +2,7 @@ package kv
 
 import (
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -117,10 +118,36 @@ func (h *Handler) runRewrite(r *aof.Rewrite) {
 	_ = r.Finish() // logs its own failure and keeps the old file
 }
 
-// copyShard appends shard i's keys as SET records (with PXAT when they
-// expire). The caller holds stripe i.
+// copyShard appends shard i's keys, of every database, as SET records (with
+// PXAT when they expire) and the commands that rebuild collections. The
+// caller holds stripe i, which every database's shard i shares. Copies are
+// concatenated in no set order, so each starts and ends in database 0:
+// another database's keys come between SELECT n and SELECT 0.
 func (h *Handler) copyShard(dst []byte, i int) []byte {
-	h.store.SnapshotShard(i, func(key, val []byte, at int64) {
+	for d := range h.dbs {
+		s := h.existingDB(d)
+		if s == nil {
+			continue
+		}
+		mark := len(dst)
+		if d != 0 {
+			dst = aof.AppendCommand(dst, []byte("SELECT"), strconv.AppendInt(nil, int64(d), 10))
+		}
+		keysFrom := len(dst)
+		dst = copyDBShard(dst, s, i)
+		switch {
+		case len(dst) == keysFrom:
+			dst = dst[:mark] // nothing of database d here: no SELECT either
+		case d != 0:
+			dst = aof.AppendCommand(dst, []byte("SELECT"), []byte("0"))
+		}
+	}
+	return dst
+}
+
+// copyDBShard appends the records of shard i of database s.
+func copyDBShard(dst []byte, s *store.Store, i int) []byte {
+	s.SnapshotShard(i, func(key, val []byte, at int64) {
 		if at == 0 {
 			dst = aof.AppendCommand(dst, []byte("SET"), key, val)
 			return

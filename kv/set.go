@@ -141,7 +141,7 @@ const errSPopCount = "ERR value is out of range, must be positive"
 
 // viewSet runs fn with key's set (nil when missing), or answers WRONGTYPE.
 func (h *Handler) viewSet(cl *client, key []byte, fn func(s *store.Set)) {
-	err := h.store.View(key, store.KindSet, func(o store.Object) {
+	err := cl.db().View(key, store.KindSet, func(o store.Object) {
 		s, _ := o.(*store.Set)
 		fn(s)
 	})
@@ -156,7 +156,7 @@ func cmdSAdd(h *Handler, cl *client, args [][]byte) {
 	for _, m := range args[2:] {
 		need += int64(len(m)) + 16
 	}
-	err := h.store.Update(args[1], store.KindSet, need, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindSet, need, func(o store.Object) store.Object {
 		s, _ := o.(*store.Set)
 		if s == nil {
 			s = store.NewSet()
@@ -177,7 +177,7 @@ func cmdSAdd(h *Handler, cl *client, args [][]byte) {
 
 func cmdSRem(h *Handler, cl *client, args [][]byte) {
 	removed := 0
-	err := h.store.Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
 		s, _ := o.(*store.Set)
 		if s == nil {
 			return nil
@@ -263,7 +263,7 @@ func cmdSPop(h *Handler, cl *client, args [][]byte) {
 	logged := cl.aof != nil && cl.h != nil && cl.h.aof != nil
 	var popped [][]byte // copies, for the record
 	found, whole := false, false
-	err := h.store.Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
 		s, _ := o.(*store.Set)
 		if s == nil {
 			return nil
@@ -451,7 +451,7 @@ func cmdSDiff(h *Handler, cl *client, args [][]byte)  { h.setOpReply(cl, args[1:
 // builds its reply.
 func (h *Handler) setOpReply(cl *client, keys [][]byte, op setOp) {
 	res := store.NewSet()
-	err := h.store.Tx(keys, 0, func(t *store.Tx) error {
+	err := cl.db().Tx(keys, 0, func(t *store.Tx) error {
 		return combine(t, len(keys), 0, op, func(m []byte) { res.Add(m) })
 	})
 	if err != nil {
@@ -470,7 +470,7 @@ func cmdSDiffStore(h *Handler, cl *client, args [][]byte)  { h.setOpStore(cl, ar
 func (h *Handler) setOpStore(cl *client, args [][]byte, op setOp) {
 	stored := 0
 	// need > 0: the *STORE commands are denyoom, refused over maxmemory.
-	err := h.store.Tx(args[1:], 1, func(t *store.Tx) error {
+	err := cl.db().Tx(args[1:], 1, func(t *store.Tx) error {
 		res := store.NewSet()
 		if err := combine(t, len(args)-2, 1, op, func(m []byte) { res.Add(m) }); err != nil {
 			return err
@@ -511,7 +511,7 @@ func cmdSInterCard(h *Handler, cl *client, args [][]byte) {
 	}
 	keys := args[2 : 2+numkeys]
 	card := int64(0)
-	err := h.store.Tx(keys, 0, func(t *store.Tx) error {
+	err := cl.db().Tx(keys, 0, func(t *store.Tx) error {
 		err := combine(t, len(keys), 0, opInter, func([]byte) {
 			card++
 		})
@@ -530,7 +530,7 @@ func cmdSInterCard(h *Handler, cl *client, args [][]byte) {
 func cmdSMove(h *Handler, cl *client, args [][]byte) {
 	moved := false
 	// need 0: SMOVE is not denyoom in Redis 7.0, so it runs over maxmemory.
-	err := h.store.Tx(args[1:3], 0, func(t *store.Tx) error {
+	err := cl.db().Tx(args[1:3], 0, func(t *store.Tx) error {
 		// A missing source answers 0 whatever the destination holds, as in
 		// Redis; then both must be sets.
 		if t.Kind(0) == store.KindNone {

@@ -15,7 +15,7 @@ import (
 
 func cmdGet(h *Handler, cl *client, args [][]byte) {
 	out, start := reserveBulkHeader(cl.out, int(cl.valueDigits))
-	out, found, err := h.store.Get(out, args[1])
+	out, found, err := cl.db().Get(out, args[1])
 	cl.finishValue(out, len(cl.out), start, found, err)
 }
 
@@ -59,7 +59,7 @@ func (h *Handler) set(cl *client, key, val []byte, a setArgs, cmdName string) {
 		o.ExpireAt = at
 	}
 	start := len(cl.out)
-	out, hadOld, written, err := h.store.Set(cl.out, key, val, o)
+	out, hadOld, written, err := cl.db().Set(cl.out, key, val, o)
 	switch {
 	case err != nil:
 		cl.writeError(err.Error())
@@ -73,7 +73,7 @@ func (h *Handler) set(cl *client, key, val []byte, a setArgs, cmdName string) {
 }
 
 func cmdSetNX(h *Handler, cl *client, args [][]byte) {
-	_, _, written, err := h.store.Set(nil, args[1], args[2], store.SetOptions{Mode: store.SetNX})
+	_, _, written, err := cl.db().Set(nil, args[1], args[2], store.SetOptions{Mode: store.SetNX})
 	if err != nil {
 		cl.writeError(err.Error())
 		return
@@ -95,7 +95,7 @@ func cmdGetSet(h *Handler, cl *client, args [][]byte) {
 
 func cmdGetDel(h *Handler, cl *client, args [][]byte) {
 	out, start := reserveBulkHeader(cl.out, int(cl.valueDigits))
-	out, found, err := h.store.GetDel(out, args[1])
+	out, found, err := cl.db().GetDel(out, args[1])
 	cl.finishValue(out, len(cl.out), start, found, err)
 }
 
@@ -111,7 +111,7 @@ func cmdGetEx(h *Handler, cl *client, args [][]byte) {
 		if errText != "" {
 			// Redis looks the key up before validating the time: a
 			// missing key answers null, a wrong type WRONGTYPE.
-			switch h.store.Type(args[1]) {
+			switch cl.db().Type(args[1]) {
 			case "none":
 				cl.writeNull()
 			case "string":
@@ -124,14 +124,14 @@ func cmdGetEx(h *Handler, cl *client, args [][]byte) {
 		o.ExpireAt = at
 	}
 	out, start := reserveBulkHeader(cl.out, int(cl.valueDigits))
-	out, found, err := h.store.GetEx(out, args[1], o)
+	out, found, err := cl.db().GetEx(out, args[1], o)
 	cl.finishValue(out, len(cl.out), start, found, err)
 }
 
 func cmdMGet(h *Handler, cl *client, args [][]byte) {
 	keys := args[1:]
 	cl.writeArray(len(keys))
-	h.store.MGet(keys, cl.visitMGet)
+	cl.db().MGet(keys, cl.visitMGet)
 }
 
 // visitMGet is a method value bound once per call; it appends one MGET
@@ -149,7 +149,7 @@ func cmdMSet(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errWrongArgs("mset"))
 		return
 	}
-	if err := h.store.MSet(args[1:]); err != nil {
+	if err := cl.db().MSet(args[1:]); err != nil {
 		cl.writeError(err.Error())
 		return
 	}
@@ -161,7 +161,7 @@ func cmdMSetNX(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errWrongArgs("msetnx"))
 		return
 	}
-	ok, err := h.store.MSetNX(args[1:])
+	ok, err := cl.db().MSetNX(args[1:])
 	if err != nil {
 		cl.writeError(err.Error())
 		return
@@ -170,7 +170,7 @@ func cmdMSetNX(h *Handler, cl *client, args [][]byte) {
 }
 
 func (h *Handler) incrBy(cl *client, key []byte, delta int64) {
-	n, err := h.store.IncrBy(key, delta)
+	n, err := cl.db().IncrBy(key, delta)
 	if err != nil {
 		cl.writeError(err.Error())
 		return
@@ -205,7 +205,7 @@ func cmdDecrBy(h *Handler, cl *client, args [][]byte) {
 
 func cmdIncrByFloat(h *Handler, cl *client, args [][]byte) {
 	start := len(cl.out)
-	out, err := h.store.IncrByFloatText(cl.out, args[1], args[2])
+	out, err := cl.db().IncrByFloatText(cl.out, args[1], args[2])
 	if err != nil {
 		cl.writeError(err.Error())
 		return
@@ -214,7 +214,7 @@ func cmdIncrByFloat(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdAppend(h *Handler, cl *client, args [][]byte) {
-	n, err := h.store.Append(args[1], args[2])
+	n, err := cl.db().Append(args[1], args[2])
 	if err != nil {
 		cl.writeError(err.Error())
 		return
@@ -223,7 +223,7 @@ func cmdAppend(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdStrlen(h *Handler, cl *client, args [][]byte) {
-	n, err := h.store.Strlen(args[1])
+	n, err := cl.db().Strlen(args[1])
 	if err != nil {
 		cl.writeError(err.Error())
 		return
@@ -239,7 +239,7 @@ func cmdGetRange(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	mark := len(cl.out)
-	out, err := h.store.GetRange(cl.out, args[1], start, end)
+	out, err := cl.db().GetRange(cl.out, args[1], start, end)
 	if err != nil {
 		cl.writeError(err.Error())
 		return
@@ -253,7 +253,7 @@ func cmdSetRange(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotInteger)
 		return
 	}
-	n, err := h.store.SetRange(args[1], offset, args[3])
+	n, err := cl.db().SetRange(args[1], offset, args[3])
 	if err != nil {
 		cl.writeError(err.Error())
 		return

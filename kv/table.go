@@ -49,7 +49,19 @@ var commandTable = []*command{
 	{
 		name: "select", arity: 2, fn: cmdSelect,
 		flags: "loading stale fast", acl: "@fast @connection",
-		doc: commandDoc{"Selects the database; only database 0 exists.", "1.0.0", "connection", "O(1)"},
+		doc: commandDoc{"Changes the selected database.", "1.0.0", "connection", "O(1)"},
+	},
+	{
+		name: "move", arity: 3, fn: cmdMove, log: logIfOne,
+		flags: "write fast", acl: "@keyspace @write @fast",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RW access update", index: 1, keyStep: 1}},
+		doc: commandDoc{"Moves a key to another database.", "1.0.0", "generic", "O(1)"},
+	},
+	{
+		name: "swapdb", arity: 3, fn: cmdSwapDB, log: logEveryStripe,
+		flags: "write fast", acl: "@keyspace @write @fast @dangerous",
+		doc: commandDoc{"Swaps two databases: the clients of each see the other's keys.", "4.0.0", "server",
+			"O(N) where N is the count of clients watching or blocking on keys from both databases."},
 	},
 	{
 		name: "reset", arity: 1, fn: cmdReset,
@@ -139,13 +151,13 @@ var commandTable = []*command{
 	{
 		name: "flushdb", arity: -1, fn: cmdFlush, log: logFlush,
 		flags: "write", acl: "@keyspace @write @slow @dangerous", tips: "request_policy:all_shards response_policy:all_succeeded",
-		doc: commandDoc{"Deletes every key.", "1.0.0", "server",
+		doc: commandDoc{"Deletes every key of the selected database.", "1.0.0", "server",
 			"O(N) where N is the number of keys in the selected database"},
 	},
 	{
 		name: "flushall", arity: -1, fn: cmdFlush, log: logFlush,
 		flags: "write", acl: "@keyspace @write @slow @dangerous", tips: "request_policy:all_shards response_policy:all_succeeded",
-		doc: commandDoc{"Deletes every key.", "1.0.0", "server",
+		doc: commandDoc{"Deletes every key of every database.", "1.0.0", "server",
 			"O(N) where N is the total number of keys in all databases"},
 	},
 	{

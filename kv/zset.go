@@ -274,7 +274,7 @@ func (cl *client) writeNullArray() {
 // viewZSet runs fn with key's sorted set (nil when missing) under its
 // shard's read lock, or writes WRONGTYPE and returns false.
 func (h *Handler) viewZSet(cl *client, key []byte, fn func(z *store.ZSet)) bool {
-	err := h.store.View(key, store.KindZSet, func(o store.Object) {
+	err := cl.db().View(key, store.KindZSet, func(o store.Object) {
 		z, _ := o.(*store.ZSet)
 		fn(z)
 	})
@@ -345,7 +345,7 @@ flags:
 	var added, updated, processed int
 	var last float64
 	nan := false
-	err := h.store.Update(args[1], store.KindZSet, need, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindZSet, need, func(o store.Object) store.Object {
 		z, _ := o.(*store.ZSet)
 		if z == nil {
 			if xx {
@@ -409,7 +409,7 @@ flags:
 
 func cmdZRem(h *Handler, cl *client, args [][]byte) {
 	removed := 0
-	err := h.store.Update(args[1], store.KindZSet, 0, func(o store.Object) store.Object {
+	err := cl.db().Update(args[1], store.KindZSet, 0, func(o store.Object) store.Object {
 		if o == nil {
 			return nil
 		}

@@ -63,7 +63,7 @@ func cmdBZMPop(h *Handler, cl *client, args [][]byte) {
 func (h *Handler) blockingZPopOf(cl *client, keys [][]byte, max bool, count int64, shape zpopShape, timeout int64) {
 	proto := cl.proto
 	h.blockOn(cl, blockRequest{
-		keys: keys, timeout: timeout, timeoutReply: nullArrayReply(proto),
+		keys: keys, timeout: timeout, timeoutReply: nullArrayReply(int(proto)),
 		try: func() bool {
 			for _, k := range keys {
 				base := len(cl.out)
@@ -79,7 +79,8 @@ func (h *Handler) blockingZPopOf(cl *client, keys [][]byte, max bool, count int6
 		serve: func(key []byte, res *serveResult) bool {
 			// The reply is built for the waiter, in its protocol, on the
 			// goroutine of the client whose write made key ready.
-			tmp := &client{proto: proto}
+			tmp := &client{h: h, proto: proto}
+			tmp.selected.Store(cl.selected.Load()) // the waiter's database
 			if !h.zpop(tmp, [][]byte{key}, max, count, shape) || len(tmp.out) == 0 || tmp.out[0] == '-' {
 				return false // not a sorted set (any more): it serves only sorted sets
 			}

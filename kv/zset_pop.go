@@ -24,7 +24,7 @@ type zpopShape struct {
 // blocking BZPOPMIN/BZPOPMAX/BZMPOP are meant to call it as they are.
 func (h *Handler) zpop(cl *client, keys [][]byte, max bool, count int64, shape zpopShape) (found bool) {
 	if len(keys) == 1 {
-		err := h.store.Update(keys[0], store.KindZSet, 0, func(o store.Object) store.Object {
+		err := cl.db().Update(keys[0], store.KindZSet, 0, func(o store.Object) store.Object {
 			if o != nil {
 				found = true
 				writeZPop(cl, keys[0], o.(*store.ZSet), max, count, shape)
@@ -37,7 +37,7 @@ func (h *Handler) zpop(cl *client, keys [][]byte, max bool, count int64, shape z
 		}
 		return found
 	}
-	err := h.store.Tx(keys, 0, func(t *store.Tx) error {
+	err := cl.db().Tx(keys, 0, func(t *store.Tx) error {
 		for i := range keys {
 			o, err := t.Object(i, store.KindZSet)
 			if err != nil {

@@ -225,7 +225,7 @@ func writeZRange(cl *client, z *store.ZSet, lo, hi int, rev, withScores bool) {
 
 func (h *Handler) zrangeStore(cl *client, args [][]byte, sp *zrangeSpec) {
 	var stored int
-	err := h.store.Tx([][]byte{args[1], args[2]}, 1, func(t *store.Tx) error {
+	err := cl.db().Tx([][]byte{args[1], args[2]}, 1, func(t *store.Tx) error {
 		o, err := t.Object(1, store.KindZSet)
 		if err != nil {
 			return err
@@ -288,7 +288,7 @@ func cmdZRemRangeByLex(h *Handler, cl *client, args [][]byte) {
 // zremRange removes the ranks span picks and replies how many.
 func (h *Handler) zremRange(cl *client, key []byte, span func(z *store.ZSet) (lo, hi int)) {
 	removed := 0
-	err := h.store.Update(key, store.KindZSet, 0, func(o store.Object) store.Object {
+	err := cl.db().Update(key, store.KindZSet, 0, func(o store.Object) store.Object {
 		if o == nil {
 			return nil
 		}

@@ -170,7 +170,7 @@ func (h *Handler) zsetOp(cl *client, args [][]byte, toStore bool, op zsetOp, car
 		need = 1
 	}
 	var stored int
-	err := h.store.Tx(keys, need, func(t *store.Tx) error {
+	err := cl.db().Tx(keys, need, func(t *store.Tx) error {
 		srcs := make([]zsrc, len(a.keys))
 		for i := range a.keys {
 			srcs[i].weight = a.weights[i]

@@ -27,7 +27,7 @@ const errFrameNoAuth = "NOAUTH a password is set (requirepass) and the frame pro
 // ERROR starting with NOAUTH and is closed. Protected mode refuses other
 // hosts as RESP does, with its text in an ERROR.
 func (h *Handler) FrameHandler() eventloop.Handler {
-	f := &frameFront{h: h, kv: h.kv, st: h.kv.Store()}
+	f := &frameFront{h: h, kv: h.kv}
 	f.ids[frame.OpGet], f.ids[frame.OpSet] = kv.FrontCommandOf("get"), kv.FrontCommandOf("set")
 	f.ids[frame.OpDel], f.ids[frame.OpPing] = kv.FrontCommandOf("del"), kv.FrontCommandOf("ping")
 	return f
@@ -38,7 +38,6 @@ func (h *Handler) FrameHandler() eventloop.Handler {
 type frameFront struct {
 	h   *Handler
 	kv  *kv.Handler
-	st  *store.Store
 	dec frame.Decoder
 	ids [frame.OpPing + 1]kv.FrontCommand // the command each opcode is counted as
 }
@@ -116,7 +115,7 @@ func (f *frameFront) serve(req *frame.Request, out []byte) []byte {
 	case frame.OpGet:
 		start := len(out)
 		out = append(out, byte(frame.StatusOK), 0, 0, 0, 0)
-		val, found, err := f.st.Get(out, req.Key)
+		val, found, err := f.kv.Store().Get(out, req.Key)
 		switch {
 		case err != nil:
 			return frame.AppendErrorResponse(out[:start], err.Error())
@@ -128,14 +127,14 @@ func (f *frameFront) serve(req *frame.Request, out []byte) []byte {
 		binary.BigEndian.PutUint32(val[start+1:], uint32(len(val)-start-frame.ResponseHeaderLen))
 		return val
 	case frame.OpSet:
-		if _, _, _, err := f.st.Set(nil, req.Key, req.Value, store.SetOptions{}); err != nil {
+		if _, _, _, err := f.kv.Store().Set(nil, req.Key, req.Value, store.SetOptions{}); err != nil {
 			return frame.AppendErrorResponse(out, err.Error())
 		}
 		f.kv.Touch(req.Key)
 		return append(out, byte(frame.StatusOK), 0, 0, 0, 0)
 	case frame.OpDel:
 		one := [1][]byte{req.Key}
-		if f.st.Del(one[:]) == 0 {
+		if f.kv.Store().Del(one[:]) == 0 {
 			return append(out, byte(frame.StatusNotFound), 0, 0, 0, 0)
 		}
 		f.kv.Touch(req.Key)

@@ -18,11 +18,11 @@ func dialRaw(t testing.TB, addr string) *rawConn {
 	return shoaltest.Dial(t, addr)
 }
 
-// startRedis starts a real redis-server 7 without persistence and one
-// database (Shoal's keyspace), and stops it by PID when the test ends.
+// startRedis starts a real redis-server 7 without persistence, with its
+// default 16 databases as Shoal's, and stops it by PID when the test ends.
 func startRedis(t testing.TB, extra ...string) string {
 	t.Helper()
-	return redistest.StartServer(t, append([]string{"--databases", "1"}, extra...)...)
+	return redistest.StartServer(t, extra...)
 }
 
 // cmdstat parses one cmdstat_<name> line of INFO commandstats.

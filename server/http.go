@@ -47,7 +47,7 @@ const maxHTTPBody = store.MaxStringLen
 // The handler owns the clock its Date headers come from: it starts it in
 // OnBoot and stops it in OnShutdown.
 func (h *Handler) HTTPHandler() eventloop.Handler {
-	return &httpFront{h: h, kv: h.kv, st: h.kv.Store(),
+	return &httpFront{h: h, kv: h.kv,
 		getID: kv.FrontCommandOf("get"), setID: kv.FrontCommandOf("set"), delID: kv.FrontCommandOf("del"), incrID: kv.FrontCommandOf("incrby")}
 }
 
@@ -56,7 +56,6 @@ func (h *Handler) HTTPHandler() eventloop.Handler {
 type httpFront struct {
 	h      *Handler
 	kv     *kv.Handler
-	st     *store.Store
 	date   atomic.Pointer[http1.DateClock]
 	parser atomic.Pointer[http1.Parser] // limits set in OnBoot from the Server's
 
@@ -236,7 +235,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 	switch string(req.Method) {
 	case "GET", "HEAD":
 		hc.op = f.getID
-		val, found, err := f.st.Get(hc.scratch[:0], key)
+		val, found, err := f.kv.Store().Get(hc.scratch[:0], key)
 		hc.keepScratch(val)
 		switch {
 		case err != nil:
@@ -260,9 +259,9 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 			if !ok || secs <= 0 || secs > maxTTLSeconds {
 				return reply(400, "invalid ttl "+strconv.Quote(string(ttl))+": want whole seconds from 1 to "+strconv.FormatInt(maxTTLSeconds, 10))
 			}
-			o.ExpireAt = f.st.Now() + secs*1000
+			o.ExpireAt = f.kv.Store().Now() + secs*1000
 		}
-		if _, _, _, err := f.st.Set(nil, key, req.Body, o); err != nil {
+		if _, _, _, err := f.kv.Store().Set(nil, key, req.Body, o); err != nil {
 			return reply(storeErrorStatus(err), err.Error())
 		}
 		f.kv.Touch(key)
@@ -273,7 +272,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 			return reply(503, errFrontNotLogged)
 		}
 		one := [1][]byte{key}
-		if f.st.Del(one[:]) == 0 {
+		if f.kv.Store().Del(one[:]) == 0 {
 			return reply(404, "no such key")
 		}
 		f.kv.Touch(key)
@@ -304,7 +303,7 @@ func (f *httpFront) incr(key, query []byte, req *http1.Request, date *http1.Date
 	if f.kv.Logging() {
 		return appendHTTPText(out, date, 503, conn, req, errFrontNotLogged)
 	}
-	n, err := f.st.IncrBy(key, by)
+	n, err := f.kv.Store().IncrBy(key, by)
 	if err != nil {
 		return appendHTTPText(out, date, storeErrorStatus(err), conn, req, err.Error())
 	}

@@ -150,8 +150,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, e := range h.kv.ErrorStats() {
 		counter(descErrorReplies, uint64(e.Count), e.Code)
 	}
-	st := h.kv.Store()
-	stats := st.Stats()
+	stats := h.kv.KeyspaceStats()
 	gauge(descKeys, float64(stats.Keys))
 	gauge(descExpires, float64(stats.Expires))
 	counter(descExpired, uint64(stats.ExpiredKeys))
@@ -160,7 +159,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descMisses, uint64(stats.Misses))
 	held, _ := h.OutputMemory()
 	gauge(descUsedMemory, float64(stats.UsedMemory+held))
-	gauge(descMaxMemory, float64(st.MaxMemory()))
+	gauge(descMaxMemory, float64(h.kv.Store().MaxMemory()))
 	gauge(descConnectedClient, float64(h.kv.ConnectedClients()))
 	for class := range h.limitCloses {
 		counter(descLimitCloses, uint64(h.limitCloses[class].Load()), config.ClassName(class))

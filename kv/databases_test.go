@@ -1,0 +1,101 @@
+package kv_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// dbConn is oneConn on database db (go-redis sends SELECT as it connects).
+func dbConn(t *testing.T, addr string, db int) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: db, PoolSize: 1, ReadTimeout: -1})
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rdb
+}
+
+// TestBlockingWaitsArePerDatabase: a BLPOP on database 1 is not served by
+// a push to the same key in database 0, is served by one in database 1 (on
+// another loop), and a SWAPDB that brings a filled list under a waiter
+// serves it, as Redis's SWAPDB does.
+func TestBlockingWaitsArePerDatabase(t *testing.T) {
+	srv := startLoops(t, 2)
+	ctx := context.Background()
+	w1 := dbConn(t, srv.addr, 1)
+	p0, p1 := dbConn(t, srv.addr, 0), dbConn(t, srv.addr, 1)
+	got := make(chan []string, 1)
+	go func() { got <- w1.BLPop(ctx, 0, "q").Val() }()
+	waitBlocked(t, p0, 1)
+	p0.RPush(ctx, "q", "in-db0")
+	select {
+	case v := <-got:
+		t.Fatalf("a push to database 0 served a waiter of database 1: %v", v)
+	case <-time.After(100 * time.Millisecond):
+	}
+	p1.RPush(ctx, "q", "in-db1")
+	select {
+	case v := <-got:
+		if len(v) != 2 || v[1] != "in-db1" {
+			t.Fatalf("BLPOP on database 1 got %v", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a push to database 1 did not serve its waiter")
+	}
+	if n := p0.LLen(ctx, "q").Val(); n != 1 {
+		t.Fatalf("database 0's list has %d elements, want its 1", n)
+	}
+	// SWAPDB 0 1 puts database 0's list ("in-db0") under a waiter of 1.
+	go func() { got <- w1.BLPop(ctx, 0, "q").Val() }()
+	waitBlocked(t, p0, 1)
+	if err := p0.Do(ctx, "SWAPDB", 0, 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case v := <-got:
+		if len(v) != 2 || v[1] != "in-db0" {
+			t.Fatalf("after SWAPDB the waiter got %v", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("SWAPDB did not serve the waiter its database now holds a list for")
+	}
+}
+
+// TestWatchIsPerDatabase: a write to a key in another database leaves a
+// WATCH of the same name alone; MOVE into the watched database fails it.
+func TestWatchIsPerDatabase(t *testing.T) {
+	srv := startLoops(t, 2)
+	ctx := context.Background()
+	w, other := dbConn(t, srv.addr, 2), dbConn(t, srv.addr, 0)
+	exec := func(during func()) error {
+		return w.Watch(ctx, func(tx *redis.Tx) error {
+			during()
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, "k", "from-tx", 0)
+				return nil
+			})
+			return err
+		}, "k")
+	}
+	if err := exec(func() { other.Set(ctx, "k", "db0", 0) }); err != nil {
+		t.Fatalf("a write to k in database 0 failed a WATCH of k in database 2: %v", err)
+	}
+	w.Del(ctx, "k")
+	other.Set(ctx, "k", "moving", 0)
+	err := exec(func() {
+		if !other.Move(ctx, "k", 2).Val() {
+			t.Error("MOVE into database 2 refused")
+		}
+	})
+	if !errors.Is(err, redis.TxFailedErr) {
+		t.Fatalf("a MOVE into the watched key's database: %v, want TxFailedErr", err)
+	}
+	if v := w.Get(ctx, "k").Val(); v != "moving" {
+		t.Fatalf("database 2's k = %q, want the moved value", v)
+	}
+}
