@@ -100,6 +100,13 @@ type registry struct {
 	nextID         atomic.Int64
 }
 
+// lookup returns the client with id, nil if there is none (any more).
+func (r *registry) lookup(id int64) *client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.clients[id]
+}
+
 func (r *registry) add(cl *client) {
 	r.mu.Lock()
 	if r.clients == nil {

@@ -99,7 +99,8 @@ type Handler struct {
 	watches watchTable
 	pubsub  pubsubRegistry
 
-	outLimits outputLimits // client-output-buffer-limit, maxmemory-clients (outlimits.go)
+	outLimits outputLimits  // client-output-buffer-limit, maxmemory-clients (outlimits.go)
+	tracking  trackingTable // CLIENT TRACKING: who may cache which keys (tracking.go)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -203,6 +204,7 @@ func (h *Handler) CloseClient(cl *Client) {
 	c := &cl.c
 	h.clients.remove(c)
 	h.cancelWait(c)
+	h.stopTracking(c)
 	if s := c.sess.Load(); s != nil {
 		h.endSession(c, s)
 	}
@@ -421,6 +423,17 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	// the write was done (multi.go).
 	if cmd.logged && h.watches.active.Load() != 0 && replyStart <= len(cl.out) {
 		h.touchWritten(cl.selected.Load(), cmd, args, cl.out[replyStart:], flushed, flushChecked)
+	}
+	if h.tracking.active.Load() != 0 && replyStart <= len(cl.out) {
+		switch {
+		case cmd.reads:
+			h.rememberKeys(cl, cmd, args)
+		case cmd.logged:
+			h.invalidateWritten(cl, cmd, args, cl.out[replyStart:])
+		}
+		if s := cl.sess.Load(); s != nil {
+			s.endCaching(cmd)
+		}
 	}
 	counters.count(cl.failed)
 	if timed {

@@ -108,7 +108,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("client_recent_max_input_buffer", 0)
 		field("client_recent_max_output_buffer", largest)
 		field("blocked_clients", h.blocking.blocked.Load())
-		field("tracking_clients", 0)
+		field("tracking_clients", h.tracking.active.Load())
 	case "memory":
 		b = append(b, "# Memory\r\n"...)
 		maxMemory, policy := h.params.Int("maxmemory"), h.params.Get("maxmemory-policy")
@@ -152,6 +152,10 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("pubsub_channels", channels)
 		field("pubsub_patterns", patterns)
 		field("pubsubshard_channels", shards)
+		keys, items, prefixes := h.trackingInfo()
+		field("tracking_total_keys", keys)
+		field("tracking_total_items", items)
+		field("tracking_total_prefixes", prefixes)
 	case "persistence":
 		// No RDB: the rdb fields are those of a Redis with saving off.
 		b = append(b, "# Persistence\r\n"...)

@@ -104,6 +104,11 @@ type session struct {
 	blocked *waiter
 
 	sub atomic.Pointer[subscriber] // pub/sub, from the first subscription (pubsub.go)
+	// tracking is CLIENT TRACKING's settings, nil while off; caching
+	// is CLIENT CACHING's mark for the next command (tracking.go; the
+	// loop only).
+	tracking atomic.Pointer[trackingState]
+	caching  int8
 
 	casDirty atomic.Bool  // a watched key was written (any loop)
 	queued   atomic.Int32 // commands queued, -1 outside MULTI: CLIENT LIST's multi=
@@ -502,12 +507,15 @@ func (h *Handler) watchedExpired(s *session) bool {
 // and frame fronts, which serve database 0, call it after a write.
 func (h *Handler) touchKey(key []byte) { h.touchKeyIn(0, key) }
 
-// touchKeyIn marks every client watching key of database db dirty.
+// touchKeyIn marks every client watching key of database db dirty and
+// invalidates the key for the clients that may cache it (tracking.go).
 func (h *Handler) touchKeyIn(db int, key []byte) {
-	if h.watches.active.Load() == 0 {
-		return
+	if h.watches.active.Load() != 0 {
+		h.touchWatched(int32(db), key)
 	}
-	h.touchWatched(int32(db), key)
+	if h.tracking.active.Load() != 0 {
+		h.invalidate(nil, key)
+	}
 }
 
 func (h *Handler) touchWatched(db int32, key []byte) {

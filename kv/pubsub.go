@@ -650,6 +650,7 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 	if s.casDirty.Load() {
 		b = append(b, 'd')
 	}
+	b = appendTrackingFlags(b, cl)
 	if len(b) == n {
 		b = append(b, 'N')
 	}

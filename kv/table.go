@@ -84,6 +84,26 @@ var commandTable = []*command{
 		doc: commandDoc{"Names this connection.", "2.6.9", "connection", "O(1)"},
 	},
 	{
+		name: "client|tracking", arity: -3, fn: cmdClientTracking,
+		flags: "noscript loading stale", acl: "@slow @connection",
+		doc: commandDoc{"Turns server-assisted client-side caching on or off for this connection.", "6.0.0", "connection", "O(1). Some options may introduce additional complexity."},
+	},
+	{
+		name: "client|caching", arity: 3, fn: cmdClientCaching,
+		flags: "noscript loading stale", acl: "@slow @connection",
+		doc: commandDoc{"Says whether the keys of the next command are tracked (OPTIN or OPTOUT mode).", "6.0.0", "connection", "O(1)"},
+	},
+	{
+		name: "client|getredir", arity: 2, fn: cmdClientGetRedir,
+		flags: "noscript loading stale", acl: "@slow @connection",
+		doc: commandDoc{"Returns the id of the client that gets this connection's invalidation messages.", "6.0.0", "connection", "O(1)"},
+	},
+	{
+		name: "client|trackinginfo", arity: 2, fn: cmdClientTrackingInfo,
+		flags: "noscript loading stale", acl: "@slow @connection",
+		doc: commandDoc{"Describes this connection's client-side caching.", "6.2.0", "connection", "O(1)"},
+	},
+	{
 		name: "client|info", arity: 2, fn: cmdClientInfo,
 		flags: "noscript loading stale", acl: "@slow @connection", tips: "nondeterministic_output",
 		doc: commandDoc{"Describes this connection.", "6.2.0", "connection", "O(1)"},
