@@ -38,6 +38,7 @@ func Params() []Param {
 		{Name: "protected-mode", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: without a password, refuse clients from other hosts (as Redis)"},
 		{Name: "loglevel", Kind: Enum("debug", "verbose", "notice", "warning", "nothing"), Default: "notice", RunTime: true, Usage: "log level"},
 		{Name: "databases", Kind: Int(1, maxDatabases), Default: "16", Usage: "number of databases SELECT picks from (an unused one costs nothing)"},
+		{Name: "tracking-table-max-keys", Kind: Int(0, math.MaxInt64), Default: "1000000", RunTime: true, Usage: "keys CLIENT TRACKING remembers for clients that may cache them; past it, random ones are invalidated and forgotten (0: no limit)"},
 		{Name: "client-output-buffer-limit", Kind: OutputLimitsKind{}, Default: defaultOutputLimits, RunTime: true, Usage: "close clients whose unread output passes a class's hard limit, or its soft limit for soft-seconds"},
 		{Name: "proto-max-bulk-len", Kind: Memory(1<<20, math.MaxInt64), Default: "512mb", Usage: "largest bulk argument a client may send"},
 

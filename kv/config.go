@@ -92,6 +92,7 @@ func (h *Handler) ownSettings(o Options) {
 
 	h.ownAOFSettings()
 	h.ownOutputLimits()
+	h.ownTrackingSettings()
 }
 
 // ownListener makes h.params read the listener's settings from the edge

@@ -1,9 +1,11 @@
 package kv
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -38,7 +40,8 @@ type trackingState struct {
 
 // trackingTable is the Handler's record of who may cache what.
 type trackingTable struct {
-	active atomic.Int64 // clients with tracking on: the write path's fast test
+	active  atomic.Int64 // clients with tracking on: the write path's fast test
+	maxKeys atomic.Int64 // tracking-table-max-keys (0: no limit)
 
 	mu       sync.Mutex
 	keys     map[string]map[int64]struct{} // remembered key → reader ids
@@ -46,9 +49,16 @@ type trackingTable struct {
 	prefixes map[string]map[int64]struct{} // BCAST prefix → client ids
 }
 
-// maxTrackedKeys is tracking-table-max-keys's default: past it, the oldest
-// remembered keys are invalidated and forgotten.
-const maxTrackedKeys = 1_000_000
+// ownTrackingSettings makes the settings table read and set
+// tracking-table-max-keys here.
+func (h *Handler) ownTrackingSettings() {
+	t := &h.tracking
+	t.maxKeys.Store(h.params.Int("tracking-table-max-keys"))
+	h.params.Own("tracking-table-max-keys", config.Owner{
+		Get: func() string { return strconv.FormatInt(t.maxKeys.Load(), 10) },
+		Set: func(v string) { n, _ := strconv.ParseInt(v, 10, 64); t.maxKeys.Store(n) },
+	})
+}
 
 // tracking returns cl's settings, nil when tracking is off.
 func (cl *client) tracking() *trackingState {
@@ -352,7 +362,7 @@ func (h *Handler) rememberKeys(cl *client, cmd *command, args [][]byte) {
 			t.items++
 		}
 	})
-	for len(t.keys) > maxTrackedKeys {
+	for max := t.maxKeys.Load(); max > 0 && int64(len(t.keys)) > max; {
 		for k, ids := range t.keys { // a random key, as Redis evicts
 			delete(t.keys, k)
 			t.items -= len(ids)

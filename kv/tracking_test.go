@@ -140,5 +140,38 @@ func init() {
 		c("CLIENT TRACKINGINFO"), c("CLIENT TRACKING ON BCAST PREFIX xa"), c("CLIENT TRACKING ON BCAST PREFIX z"),
 		c("CLIENT TRACKINGINFO"), c("CLIENT TRACKING OFF"), c("CLIENT TRACKINGINFO"), c("CLIENT TRACKING off"),
 		c("CLIENT CACHING"), c("CLIENT GETREDIR x"), c("CLIENT TRACKINGINFO x"),
+		c("CONFIG GET tracking-table-max-keys"), c("CONFIG SET tracking-table-max-keys 10"),
+		c("CONFIG GET tracking-table-max-keys"), c("CONFIG SET tracking-table-max-keys -1"),
+		c("CONFIG SET tracking-table-max-keys 1000000"),
+	}
+}
+
+// TestTrackingTableIsBounded: past tracking-table-max-keys the server
+// invalidates remembered keys (the reader is told, so its cache stays
+// right) until the table is back at the limit.
+func TestTrackingTableIsBounded(t *testing.T) {
+	srv := startLoops(t, 2)
+	ctl := dialRaw(t, srv.addr)
+	if r := ctl.Do("CONFIG", "SET", "tracking-table-max-keys", "2"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	defer ctl.Do("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+	r3 := dialRaw(t, srv.addr)
+	r3.Do("HELLO", "3")
+	if r := r3.Do("CLIENT", "TRACKING", "ON"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	for _, k := range []string{"k1", "k2", "k3"} {
+		if r := r3.Do("GET", k); r != "_\r\n" {
+			t.Fatalf("GET %s: %q", k, r)
+		}
+	}
+	// The third key pushed one of the three out, with an invalidation.
+	push, err := r3.Read()
+	if err != nil || !strings.HasPrefix(push, ">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nk") {
+		t.Fatalf("no invalidation for the key the full table dropped: %q %v", push, err)
+	}
+	if info := ctl.Do("INFO", "stats"); !strings.Contains(info, "tracking_total_keys:2\r\n") {
+		t.Fatalf("the table holds more than its 2 keys:\n%s", info)
 	}
 }
