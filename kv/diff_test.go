@@ -304,14 +304,19 @@ func commandInfoSteps() []step {
 	var steps []step
 	for _, name := range kv.CommandNames() {
 		switch name {
-		case "client", "config", "command", "object", "pubsub":
+		case "client", "config", "command", "object", "pubsub", "module":
 			continue // containers: Redis lists their subcommands in its hash order
 		}
 		steps = append(steps, s(exact, "COMMAND", "INFO", name))
 	}
 	steps = append(steps, c("COMMAND INFO client|setname"), c("COMMAND INFO config|get"), c("COMMAND INFO GET"),
 		c("COMMAND INFO object|encoding"), c("COMMAND INFO object|freq"), c("COMMAND INFO object|idletime"),
-		c("COMMAND INFO object|refcount"), c("COMMAND INFO object|help"))
+		c("COMMAND INFO object|refcount"), c("COMMAND INFO object|help"), c("COMMAND INFO module|list"),
+		c("COMMAND INFO module|help"), c("COMMAND INFO module|load"), c("COMMAND INFO module|loadex"),
+		c("COMMAND INFO module|unload"), c("COMMAND INFO client|tracking"), c("COMMAND INFO client|caching"),
+		c("COMMAND INFO client|getredir"), c("COMMAND INFO client|trackinginfo"), c("COMMAND INFO client|no-evict"),
+		c("COMMAND INFO client|reply"), c("COMMAND INFO client|unblock"), c("COMMAND INFO command|getkeys"),
+		c("COMMAND INFO command|getkeysandflags"))
 	return steps
 }
 

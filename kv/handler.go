@@ -435,6 +435,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 			s.endCaching(cmd)
 		}
 	}
+	if s := cl.sess.Load(); s != nil && s.reply != replyOn {
+		cl.suppressReply(s, cmd, replyStart)
+	}
 	counters.count(cl.failed)
 	if timed {
 		counters.observe(monotonicNanos() - start)
@@ -453,9 +456,17 @@ func (cl *client) reject(cmd *command, msg string) {
 		cl.writeError("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
 		return
 	}
+	start := len(cl.out)
 	cl.writeError(msg)
 	cl.flagRejected()
+	if s != nil && s.reply != replyOn && (cmd == nil || cmd.name != "client|reply") {
+		cl.suppressReply(s, cmdRejected, start)
+	}
 }
+
+// cmdRejected stands for a command refused before it ran, for
+// suppressReply.
+var cmdRejected = &command{name: "(rejected)"}
 
 // opsSampler computes instantaneous_ops_per_sec the way Redis does: the
 // mean rate over the last 16 samples taken every 100 ms.

@@ -109,6 +109,10 @@ type session struct {
 	// loop only).
 	tracking atomic.Pointer[trackingState]
 	caching  int8
+	// reply is CLIENT REPLY's mode; noEvict CLIENT NO-EVICT's (read by
+	// cron). operator.go.
+	reply   uint8
+	noEvict atomic.Bool
 
 	casDirty atomic.Bool  // a watched key was written (any loop)
 	queued   atomic.Int32 // commands queued, -1 outside MULTI: CLIENT LIST's multi=

@@ -175,7 +175,7 @@ func (h *Handler) evictClients() {
 	}
 	var list []big
 	for _, cl := range h.clients.snapshot() {
-		if n := cl.outputBacklog(); n > 0 {
+		if n := cl.outputBacklog(); n > 0 && !cl.noEvict() {
 			list = append(list, big{cl, n})
 		}
 	}

@@ -647,10 +647,13 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 	if queued >= 0 {
 		b = append(b, 'x')
 	}
+	b = appendTrackingFlags(b, cl)
 	if s.casDirty.Load() {
 		b = append(b, 'd')
 	}
-	b = appendTrackingFlags(b, cl)
+	if s.noEvict.Load() {
+		b = append(b, 'e')
+	}
 	if len(b) == n {
 		b = append(b, 'N')
 	}

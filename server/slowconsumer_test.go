@@ -363,3 +363,44 @@ func waitLog(t *testing.T, log *logtest.Log, want string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestNoEvictClientIsPassedOver: CLIENT NO-EVICT ON exempts a client from
+// maxmemory-clients eviction, as in Redis 7: with all clients' buffers
+// over the limit, the largest client that is not exempt is closed, and
+// the exempt one, larger, stays.
+func TestNoEvictClientIsPassedOver(t *testing.T) {
+	s := shoaltest.Start(t, shoaltest.Options{})
+	ctl := shoaltest.Dial(t, s.Addr)
+	for _, kv := range [][2]string{{"client-output-buffer-limit", "pubsub 0 0 0"}, {"maxmemory-clients", "4mb"}} {
+		if r := ctl.Do("CONFIG", "SET", kv[0], kv[1]); r != "+OK\r\n" {
+			t.Fatal(r)
+		}
+	}
+	exempt := stalledSubscriber(t, s.Addr, "exempt", "a", true) // RESP3: it may send commands while subscribed
+	if _, err := exempt.Write([]byte("CLIENT NO-EVICT on\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(clientField(t, ctl, "exempt", "flags"), "e") {
+		if time.Now().After(deadline) {
+			t.Fatal("CLIENT LIST never showed the e flag of CLIENT NO-EVICT on")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stalledSubscriber(t, s.Addr, "other", "b", false)
+	pub := shoaltest.Dial(t, s.Addr)
+	msg := strings.Repeat("m", 100<<10)
+	for i := 0; i < 80; i++ { // 8 MB to the exempt one: over the limit by itself
+		pub.Do("PUBLISH", "a", msg)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for numsub(t, ctl, "b") == 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the client that was not exempt was not evicted")
+		}
+		pub.Do("PUBLISH", "b", msg)
+	}
+	if numsub(t, ctl, "a") != 1 {
+		t.Fatal("the NO-EVICT client was evicted")
+	}
+}

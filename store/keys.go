@@ -40,6 +40,28 @@ func (s *Store) delLocked(sh *shard, h uint32, key []byte) int {
 	return 1
 }
 
+// Touch counts how many of keys exist, as Exists, and records an access
+// to each (TOUCH): the LRU clock moves as for a read.
+func (s *Store) Touch(keys [][]byte) int {
+	ml := s.lockKeys(keys, 1, false)
+	n, now := 0, int64(-1)
+	for i, k := range keys {
+		sh := &s.shards[ml.shard[i]]
+		if _, id := sh.find(uint32(ml.hash[i]), k); id >= 0 {
+			e := &sh.entries[id]
+			if e.expireAt() != 0 && now < 0 {
+				now = s.now()
+			}
+			if !e.expired(now) {
+				s.touch(e)
+				n++
+			}
+		}
+	}
+	ml.unlock(s)
+	return n
+}
+
 // Exists counts how many of keys exist; a key named twice counts twice.
 func (s *Store) Exists(keys [][]byte) int {
 	ml := s.lockKeys(keys, 1, false)

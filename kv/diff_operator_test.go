@@ -1,0 +1,33 @@
+package kv_test
+
+// TOUCH, SUBSTR, LCS, MODULE LIST, COMMAND GETKEYS/GETKEYSANDFLAGS, CLIENT
+// NO-EVICT, CLIENT REPLY and CLIENT UNBLOCK (of no one) against
+// redis-server.
+func init() {
+	diffCases["operator"] = []step{
+		c("MSET a 1 b 2"), c("TOUCH a b missing a"), c("TOUCH missing"), c("TOUCH"), c("OBJECT IDLETIME a"),
+		c("SET s hello-world"), c("SUBSTR s 0 4"), c("SUBSTR s -5 -1"), c("SUBSTR s 100 200"), c("SUBSTR missing 0 1"),
+		c("SUBSTR s x 1"), c("SUBSTR s 0"), c("RPUSH l x"), c("SUBSTR l 0 1"),
+		c("MODULE LIST"), c("MODULE"), c("MODULE LIST x"), c("MODULE HELP"), c("module help"),
+		c("COMMAND GETKEYS GET k"), c("COMMAND GETKEYS MSET a 1 b 2"), c("COMMAND GETKEYS SET k v EX 10"),
+		c("COMMAND GETKEYS LMOVE src dst LEFT RIGHT"), c("COMMAND GETKEYS ZUNIONSTORE dst 2 a b WEIGHTS 1 2"),
+		c("COMMAND GETKEYS ZMPOP 2 a b MIN"), c("COMMAND GETKEYS DEL a b c"), c("COMMAND GETKEYS PING"),
+		c("COMMAND GETKEYS NOSUCH a"), c("COMMAND GETKEYS GET"), c("COMMAND GETKEYS"), c("COMMAND GETKEYS EXPIRE k 10"),
+		c("COMMAND GETKEYSANDFLAGS GET k"), c("COMMAND GETKEYSANDFLAGS LMOVE src dst LEFT RIGHT"),
+		c("COMMAND GETKEYSANDFLAGS SET k v"), c("COMMAND GETKEYSANDFLAGS SET k v GET"), c("COMMAND GETKEYSANDFLAGS SET k v EX 1 get"), c("COMMAND GETKEYSANDFLAGS ZUNIONSTORE dst 2 a b"),
+		c("COMMAND GETKEYSANDFLAGS COPY a b"), c("COMMAND GETKEYSANDFLAGS PING"),
+		c("CLIENT NO-EVICT on"), c("CLIENT NO-EVICT off"), c("CLIENT NO-EVICT maybe"), c("CLIENT NO-EVICT"),
+		c("CLIENT UNBLOCK 99999999"), c("CLIENT UNBLOCK 99999999 ERROR"), c("CLIENT UNBLOCK 99999999 TIMEOUT"),
+		c("CLIENT UNBLOCK 99999999 FOO"), c("CLIENT UNBLOCK x"), c("CLIENT UNBLOCK 1 TIMEOUT x"),
+		c("CLIENT REPLY maybe"), c("CLIENT REPLY ON"),
+	}
+	diffCases["lcs"] = []step{
+		c("MSET key1 ohmytext key2 mynewtext"), c("LCS key1 key2"), c("LCS key1 key2 LEN"), c("LCS key1 key2 IDX"),
+		c("LCS key1 key2 IDX MINMATCHLEN 4"), c("LCS key1 key2 IDX MINMATCHLEN 4 WITHMATCHLEN"),
+		c("LCS key1 key2 IDX WITHMATCHLEN"), c("LCS key1 key2 LEN IDX"), c("LCS key1 key2 MINMATCHLEN x"),
+		c("LCS key1 key2 MINMATCHLEN -3 IDX"), c("LCS key1 key2 FOO"), c("LCS key1 key2 MINMATCHLEN"),
+		c("LCS key1 missing"), c("LCS missing missing2 IDX"), c("RPUSH l a"), c("LCS key1 l"), c("LCS l key1 LEN"),
+		c("MSET a abcdefghabcdefgh b xxabcdyyefghzzabcd"), c("LCS a b"), c("LCS a b IDX WITHMATCHLEN"),
+		c("LCS b a IDX MINMATCHLEN 2"), c("MSET e '' f x"), c("LCS e f IDX"), c("LCS a a IDX"), c("LCS key1"),
+	}
+}

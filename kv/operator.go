@@ -1,0 +1,459 @@
+package kv
+
+import (
+	"strings"
+
+	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/store"
+)
+
+// Commands operators, tools and libraries ask for beside the data
+// commands: TOUCH, SUBSTR, LCS, MODULE LIST (RedisInsight asks), COMMAND
+// GETKEYS and GETKEYSANDFLAGS (cluster clients route with them), CLIENT
+// NO-EVICT, CLIENT REPLY and CLIENT UNBLOCK.
+var _ = registerFamily(family{commands: []*command{
+	{
+		name: "touch", arity: -2, fn: cmdTouch,
+		flags: "readonly fast", acl: "@keyspace @read @fast", tips: "request_policy:multi_shard response_policy:agg_sum",
+		firstKey: 1, lastKey: -1, step: 1, keySpecs: []keySpec{{flags: "RO", index: 1, lastKey: -1, keyStep: 1}},
+		doc: commandDoc{"Records an access to each key (its idle time restarts) and returns how many exist.", "3.2.1", "generic", "O(N) where N is the number of keys that will be touched."},
+	},
+	{
+		name: "substr", arity: 4, fn: cmdGetRange,
+		flags: "readonly", acl: "@read @string @slow",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, keyStep: 1}},
+		doc: commandDoc{"Returns a substring of a string value (GETRANGE's old name).", "1.0.0", "string", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."},
+	},
+	{
+		name: "lcs", arity: -3, fn: cmdLCS,
+		flags: "readonly", acl: "@read @string @slow",
+		firstKey: 1, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RO access", index: 1, lastKey: 1, keyStep: 1}},
+		doc: commandDoc{"Finds the longest common subsequence of two string values.", "7.0.0", "string", "O(N*M) where N and M are the lengths of s1 and s2, respectively"},
+	},
+	{
+		name: "module", arity: -2, fn: containerOnly,
+		acl: "@slow",
+		doc: commandDoc{"Module management commands.", "4.0.0", "server", "Depends on subcommand."},
+	},
+	{
+		name: "module|help", arity: 2, fn: cmdModuleHelp,
+		flags: "loading stale", acl: "@slow",
+		doc: commandDoc{"Describes the MODULE subcommands.", "5.0.0", "server", "O(1)"},
+	},
+	{
+		name: "module|list", arity: 2, fn: cmdModuleList,
+		flags: "admin noscript", acl: "@admin @slow @dangerous", tips: "nondeterministic_output_order",
+		doc: commandDoc{"Lists the loaded modules: Shoal loads none.", "4.0.0", "server", "O(N) where N is the number of loaded modules."},
+	},
+	{
+		name: "module|load", arity: -3, fn: cmdModuleRefused,
+		flags: "admin noscript no_async_loading", acl: "@admin @slow @dangerous",
+		doc: commandDoc{"Refused: Shoal loads no modules.", "4.0.0", "server", "O(1)"},
+	},
+	{
+		name: "module|loadex", arity: -3, fn: cmdModuleRefused,
+		flags: "admin noscript no_async_loading", acl: "@admin @slow @dangerous",
+		doc: commandDoc{"Refused: Shoal loads no modules.", "7.0.0", "server", "O(1)"},
+	},
+	{
+		name: "module|unload", arity: 3, fn: cmdModuleRefused,
+		flags: "admin noscript no_async_loading", acl: "@admin @slow @dangerous",
+		doc: commandDoc{"Refused: Shoal loads no modules.", "4.0.0", "server", "O(1)"},
+	},
+	{
+		name: "command|getkeys", arity: -4, fn: cmdCommandGetKeys,
+		flags: "loading stale", acl: "@slow @connection",
+		doc: commandDoc{"Returns the keys of a full command.", "2.8.13", "server", "O(N) where N is the number of arguments to the command"},
+	},
+	{
+		name: "command|getkeysandflags", arity: -4, fn: cmdCommandGetKeys,
+		flags: "loading stale", acl: "@slow @connection",
+		doc: commandDoc{"Returns the keys of a full command and how it accesses each.", "7.0.0", "server", "O(N) where N is the number of arguments to the command"},
+	},
+	{
+		name: "client|no-evict", arity: 3, fn: cmdClientNoEvict,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous @connection",
+		doc: commandDoc{"Exempts this connection from client eviction (maxmemory-clients).", "7.0.0", "connection", "O(1)"},
+	},
+	{
+		name: "client|reply", arity: 3, fn: cmdClientReply,
+		flags: "noscript loading stale", acl: "@slow @connection",
+		doc: commandDoc{"Turns this connection's replies off, on, or off for the next command.", "3.2.0", "connection", "O(1)"},
+	},
+	{
+		name: "client|unblock", arity: -3, fn: cmdClientUnblock,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous @connection",
+		doc: commandDoc{"Unblocks a client waiting in a blocking command, as if it timed out or with an error.", "5.0.0", "connection", "O(log N) where N is the number of client connections"},
+	},
+}})
+
+func cmdTouch(_ *Handler, cl *client, args [][]byte) {
+	cl.writeInt(int64(cl.db().Touch(args[1:])))
+}
+
+func cmdModuleList(_ *Handler, cl *client, _ [][]byte) { cl.writeArray(0) }
+
+// cmdModuleRefused answers MODULE LOAD, LOADEX and UNLOAD: Redis modules
+// are C shared objects for Redis's own API, which Shoal does not have.
+func cmdModuleRefused(_ *Handler, cl *client, args [][]byte) {
+	cl.writeError("ERR Shoal does not load Redis modules (MODULE " + strings.ToUpper(string(args[1])) + " is refused)")
+}
+
+func cmdModuleHelp(_ *Handler, cl *client, _ [][]byte) {
+	writeHelp(cl, "MODULE", []string{
+		"LIST",
+		"    Return a list of loaded modules.",
+		"LOAD <path> [<arg> ...]",
+		"    Load a module library from <path>, passing to it any optional arguments.",
+		"LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+		"    Load a module library from <path>, while passing it module configurations and optional arguments.",
+		"UNLOAD <name>",
+		"    Unload a module.",
+	})
+}
+
+// cmdLCS implements LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n]
+// [WITHMATCHLEN] as Redis 7.0's lcsCommand: the dynamic-programming table,
+// then one walk back from its corner that builds the subsequence and the
+// matching ranges, last first.
+func cmdLCS(h *Handler, cl *client, args [][]byte) {
+	a, okA := lcsValue(cl, args[1])
+	b, okB := lcsValue(cl, args[2])
+	if !okA || !okB {
+		cl.writeError("ERR The specified keys must contain string values")
+		return
+	}
+	var getLen, getIdx, withMatchLen bool
+	var minMatchLen int64
+	for j := 3; j < len(args); j++ {
+		switch opt := args[j]; {
+		case ascii.EqualFold(opt, "IDX"):
+			getIdx = true
+		case ascii.EqualFold(opt, "LEN"):
+			getLen = true
+		case ascii.EqualFold(opt, "WITHMATCHLEN"):
+			withMatchLen = true
+		case ascii.EqualFold(opt, "MINMATCHLEN") && j+1 < len(args):
+			n, ok := ascii.ParseInt(args[j+1])
+			if !ok {
+				cl.writeError(errNotInteger)
+				return
+			}
+			minMatchLen = max(n, 0)
+			j++
+		default:
+			cl.writeError(errSyntax)
+			return
+		}
+	}
+	if getIdx && getLen {
+		cl.writeError("ERR If you want both the length and indexes, please just use IDX.")
+		return
+	}
+	alen, blen := len(a), len(b)
+	cells := int64(alen+1) * int64(blen+1)
+	if cells*4 > h.opts.Limits.MaxBulkLen {
+		cl.writeError("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+		return
+	}
+	w := blen + 1
+	lcs := make([]uint32, cells)
+	for i := 1; i <= alen; i++ {
+		for j := 1; j <= blen; j++ {
+			if a[i-1] == b[j-1] {
+				lcs[i*w+j] = lcs[(i-1)*w+j-1] + 1
+			} else {
+				lcs[i*w+j] = max(lcs[(i-1)*w+j], lcs[i*w+j-1])
+			}
+		}
+	}
+	total := lcs[alen*w+blen]
+	if getLen {
+		cl.writeInt(int64(total))
+		return
+	}
+	result := make([]byte, total)
+	type match struct{ aStart, aEnd, bStart, bEnd int }
+	var matches []match
+	idx := int(total)
+	aStart, aEnd, bStart, bEnd := alen, 0, 0, 0 // aStart == alen: no range open
+	for i, j := alen, blen; i > 0 && j > 0; {
+		emit := false
+		if a[i-1] == b[j-1] {
+			result[idx-1] = a[i-1]
+			if aStart == alen {
+				aStart, aEnd, bStart, bEnd = i-1, i-1, j-1, j-1
+			} else if aStart == i && bStart == j {
+				aStart--
+				bStart--
+			} else {
+				emit = true
+			}
+			if aStart == 0 || bStart == 0 {
+				emit = true
+			}
+			idx, i, j = idx-1, i-1, j-1
+		} else {
+			if lcs[(i-1)*w+j] > lcs[i*w+j-1] {
+				i--
+			} else {
+				j--
+			}
+			if aStart != alen {
+				emit = true
+			}
+		}
+		if emit {
+			if n := aEnd - aStart + 1; minMatchLen == 0 || int64(n) >= minMatchLen {
+				matches = append(matches, match{aStart, aEnd, bStart, bEnd})
+			}
+			aStart = alen
+		}
+	}
+	if !getIdx {
+		cl.writeBulk(result)
+		return
+	}
+	cl.writeMap(2)
+	cl.writeBulkStr("matches")
+	cl.writeArray(len(matches))
+	for _, m := range matches {
+		if withMatchLen {
+			cl.writeArray(3)
+		} else {
+			cl.writeArray(2)
+		}
+		cl.writeArray(2)
+		cl.writeInt(int64(m.aStart))
+		cl.writeInt(int64(m.aEnd))
+		cl.writeArray(2)
+		cl.writeInt(int64(m.bStart))
+		cl.writeInt(int64(m.bEnd))
+		if withMatchLen {
+			cl.writeInt(int64(m.aEnd - m.aStart + 1))
+		}
+	}
+	cl.writeBulkStr("len")
+	cl.writeInt(int64(total))
+}
+
+// lcsValue reads a string value for LCS: "" when missing, ok=false when
+// the key holds another type.
+func lcsValue(cl *client, key []byte) ([]byte, bool) {
+	v, _, err := cl.db().Get(nil, key)
+	if err == store.ErrWrongType {
+		return nil, false
+	}
+	return v, true
+}
+
+// cmdCommandGetKeys implements COMMAND GETKEYS and GETKEYSANDFLAGS: the
+// keys of a full command by its table entry's key specs.
+func cmdCommandGetKeys(_ *Handler, cl *client, args [][]byte) {
+	withFlags := ascii.EqualFold(args[1], "getkeysandflags")
+	cmdArgs := args[2:]
+	cmd := commands[strings.ToLower(string(cmdArgs[0]))]
+	if cmd != nil && cmd.subs != nil && len(cmdArgs) >= 2 {
+		if sub := lookupName(cmd.subs, cmdArgs[1]); sub != nil {
+			cmd = sub
+		}
+	}
+	switch {
+	case cmd == nil:
+		cl.writeError("ERR Invalid command specified")
+		return
+	case !arityOK(cmd.arity, len(cmdArgs)):
+		cl.writeError("ERR Invalid number of arguments specified for command")
+		return
+	}
+	type keyAt struct {
+		pos   int
+		flags string
+	}
+	var keys []keyAt
+	for _, ks := range cmd.keySpecs {
+		flags := ks.flags
+		if hasWord(flags, "variable_flags") {
+			flags = variableKeyFlags(cmd, cmdArgs)
+		}
+		for _, p := range ks.positions(cmdArgs) {
+			keys = append(keys, keyAt{p, flags})
+		}
+	}
+	if len(keys) == 0 {
+		cl.writeError("ERR The command has no key arguments")
+		return
+	}
+	cl.writeArray(len(keys))
+	for _, k := range keys {
+		if !withFlags {
+			cl.writeBulk(cmdArgs[k.pos])
+			continue
+		}
+		cl.writeArray(2)
+		cl.writeBulk(cmdArgs[k.pos])
+		flags := strings.Fields(k.flags)
+		cl.writeSet(len(flags))
+		for _, f := range flags {
+			cl.writeStatus(f)
+		}
+	}
+}
+
+// variableKeyFlags is what Redis's getkeys procedure reports for a key
+// spec with variable_flags, by the arguments: SET's key is only read with
+// GET.
+func variableKeyFlags(cmd *command, args [][]byte) string {
+	if cmd.name == "set" {
+		for _, a := range args[3:] {
+			if ascii.EqualFold(a, "get") {
+				return "RW access update"
+			}
+		}
+		return "OW update"
+	}
+	return strings.ReplaceAll(cmd.keySpecs[0].flags, " variable_flags", "")
+}
+
+// positions returns the argument positions ks finds in args.
+func (ks keySpec) positions(args [][]byte) []int {
+	var out []int
+	if ks.keynum {
+		at := ks.index + ks.keynumIdx
+		if at >= len(args) {
+			return nil
+		}
+		n, ok := ascii.ParseInt(args[at])
+		first := ks.index + ks.firstKeyIdx
+		if !ok || n < 0 || n > int64(len(args)-first) {
+			return nil
+		}
+		for i := 0; i < int(n); i += max(ks.keyStep, 1) {
+			out = append(out, first+i)
+		}
+		return out
+	}
+	last := ks.index + ks.lastKey
+	if ks.lastKey < 0 {
+		last = len(args) + ks.lastKey
+	}
+	for i := ks.index; i <= last && i < len(args); i += max(ks.keyStep, 1) {
+		out = append(out, i)
+	}
+	return out
+}
+
+// cmdClientNoEvict implements CLIENT NO-EVICT ON|OFF: maxmemory-clients
+// eviction passes over the connection.
+func cmdClientNoEvict(_ *Handler, cl *client, args [][]byte) {
+	switch {
+	case ascii.EqualFold(args[2], "on"):
+		cl.sessionOf().noEvict.Store(true)
+	case ascii.EqualFold(args[2], "off"):
+		cl.sessionOf().noEvict.Store(false)
+	default:
+		cl.writeError(errSyntax)
+		return
+	}
+	cl.writeOK()
+}
+
+// noEvict reports whether CLIENT NO-EVICT ON exempts cl from eviction.
+func (cl *client) noEvict() bool {
+	s := cl.sess.Load()
+	return s != nil && s.noEvict.Load()
+}
+
+// CLIENT REPLY modes (session.reply).
+const (
+	replyOn   = 0
+	replyOff  = 1
+	replySkip = 2 // no reply to the next command
+)
+
+// cmdClientReply implements CLIENT REPLY ON|OFF|SKIP. OFF and SKIP are
+// not answered themselves; ON answers OK. dispatch drops the replies
+// (suppressReply).
+func cmdClientReply(_ *Handler, cl *client, args [][]byte) {
+	switch {
+	case ascii.EqualFold(args[2], "on"):
+		cl.sessionOf().reply = replyOn
+		cl.writeOK()
+	case ascii.EqualFold(args[2], "off"):
+		cl.sessionOf().reply = replyOff
+	case ascii.EqualFold(args[2], "skip"):
+		if s := cl.sessionOf(); s.reply != replyOff {
+			s.reply = replySkip
+		}
+	default:
+		cl.writeError(errSyntax)
+	}
+}
+
+// suppressReply drops the reply of the command that ran from replyStart
+// when CLIENT REPLY says so; dispatch calls it for a client whose session
+// has replies off or skipped.
+func (cl *client) suppressReply(s *session, cmd *command, replyStart int) {
+	if replyStart <= len(cl.out) {
+		cl.out = cl.out[:replyStart]
+	}
+	if s.reply == replySkip && cmd.name != "client|reply" { // SKIP's own: the skip is the next
+		s.reply = replyOn
+	}
+}
+
+// cmdClientUnblock implements CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client
+// parked by a blocking command answers now, as if it timed out, or with
+// Redis's UNBLOCKED error.
+func cmdClientUnblock(h *Handler, cl *client, args [][]byte) {
+	id, ok := ascii.ParseInt(args[2])
+	if !ok {
+		cl.writeError(errNotInteger)
+		return
+	}
+	withError := false
+	if len(args) == 4 {
+		switch {
+		case ascii.EqualFold(args[3], "timeout"):
+		case ascii.EqualFold(args[3], "error"):
+			withError = true
+		default:
+			cl.writeError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	} else if len(args) > 4 {
+		cl.writeError(sanitizeError("ERR unknown subcommand or wrong number of arguments for '" + cString(args[1], 128) + "'. Try CLIENT HELP."))
+		return
+	}
+	cl.writeInt(boolInt(h.unblock(id, withError)))
+}
+
+// unblock answers the parked client id at once: its timeout reply, or the
+// UNBLOCKED error. It reports whether id was parked.
+func (h *Handler) unblock(id int64, withError bool) bool {
+	b := &h.blocking
+	b.mu.Lock()
+	var w *waiter
+	for _, q := range b.queues {
+		for _, qw := range q.waiters {
+			if qw.cl.id == id && qw.state == waitParked {
+				w = qw
+			}
+		}
+	}
+	if w == nil {
+		b.mu.Unlock()
+		return false
+	}
+	b.unregister(w)
+	b.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	reply := w.req.timeoutReply
+	if withError {
+		reply = []byte("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
+	}
+	_ = w.cl.conn.Run(func() { h.finishWait(w, reply, 0) })
+	return true
+}

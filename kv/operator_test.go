@@ -1,0 +1,65 @@
+package kv_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClientReplyAndUnblockMatchRedis runs CLIENT REPLY OFF/SKIP/ON and
+// CLIENT UNBLOCK (TIMEOUT and ERROR) on redis-server and on Shoal and
+// compares every byte the clients receive. (CLIENT REPLY OFF inside
+// MULTI is left out: Redis then sends EXEC's array header without the
+// element, and the next reply fills it.)
+func TestClientReplyAndUnblockMatchRedis(t *testing.T) {
+	redisAddr := startRedis(t)
+	srv := startLoops(t, 2)
+	scenario := func(addr string) []string {
+		var got []string
+		c := dialRaw(t, addr)
+		c.Do("FLUSHALL")
+		var pipe []byte
+		for _, cmd := range [][]string{
+			{"CLIENT", "REPLY", "OFF"}, {"SET", "a", "1"}, {"GET", "a"}, {"NOSUCH"}, {"CLIENT", "REPLY", "SKIP"},
+			{"CLIENT", "REPLY", "ON"}, {"GET", "a"}, {"CLIENT", "REPLY", "SKIP"}, {"SET", "b", "2"}, {"GET", "b"},
+			{"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "SKIP"}, {"GET", "a"}, {"GET", "b"},
+			{"CLIENT", "REPLY", "OFF"}, {"GETT"}, {"CLIENT", "REPLY", "ON"}, {"ECHO", "end"},
+		} {
+			pipe = append(pipe, encodeCommand(cmd)...)
+		}
+		c.Send(pipe)
+		for {
+			r, err := c.Read()
+			if err != nil {
+				t.Fatalf("%s: %v (so far %q)", addr, err, got)
+			}
+			got = append(got, r)
+			if r == "$3\r\nend\r\n" {
+				break
+			}
+		}
+		blocked, ctl := dialRaw(t, addr), dialRaw(t, addr)
+		id := strings.TrimSuffix(strings.TrimPrefix(blocked.Do("CLIENT", "ID"), ":"), "\r\n")
+		for _, mode := range []string{"TIMEOUT", "ERROR"} {
+			blocked.Send(encodeCommand([]string{"BLPOP", "q", "0"}))
+			deadline := time.Now().Add(5 * time.Second)
+			for !strings.Contains(ctl.Do("INFO", "clients"), "blocked_clients:1\r\n") {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: BLPOP never blocked", addr)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			got = append(got, ctl.Do("CLIENT", "UNBLOCK", id, mode))
+			r, err := blocked.Read()
+			if err != nil {
+				t.Fatalf("%s: the unblocked client's reply: %v", addr, err)
+			}
+			got = append(got, r, ctl.Do("CLIENT", "UNBLOCK", id, mode))
+		}
+		return got
+	}
+	want, have := scenario(redisAddr), scenario(srv.addr)
+	if strings.Join(want, "|") != strings.Join(have, "|") {
+		t.Fatalf("the clients received\nredis: %q\nshoal: %q", want, have)
+	}
+}
