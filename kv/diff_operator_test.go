@@ -20,6 +20,12 @@ func init() {
 		c("CLIENT UNBLOCK 99999999"), c("CLIENT UNBLOCK 99999999 ERROR"), c("CLIENT UNBLOCK 99999999 TIMEOUT"),
 		c("CLIENT UNBLOCK 99999999 FOO"), c("CLIENT UNBLOCK x"), c("CLIENT UNBLOCK 1 TIMEOUT x"),
 		c("CLIENT REPLY maybe"), c("CLIENT REPLY ON"),
+		c("SHUTDOWN ABORT"), c("SHUTDOWN FOO"), c("SHUTDOWN SAVE NOSAVE"), c("SHUTDOWN ABORT NOW"), c("shutdown abort"),
+		c("SET m hello"), c("RPUSH ml a b c"), c("MEMORY USAGE m", sameType), c("MEMORY USAGE ml", sameType),
+		c("MEMORY USAGE missing"), c("MEMORY USAGE m SAMPLES x"), c("MEMORY USAGE m SAMPLES 5", sameType),
+		c("MEMORY USAGE m FOO"), c("MEMORY USAGE m SAMPLES"), c("MEMORY USAGE"), c("MEMORY HELP"), c("MEMORY"),
+		c("MEMORY PURGE"), c("MEMORY STATS", sameType), c("MEMORY DOCTOR", sameType), c("MEMORY MALLOC-STATS", sameType),
+		c("MEMORY FOO"),
 	}
 	diffCases["lcs"] = []step{
 		c("MSET key1 ohmytext key2 mynewtext"), c("LCS key1 key2"), c("LCS key1 key2 LEN"), c("LCS key1 key2 IDX"),

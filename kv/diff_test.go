@@ -304,7 +304,7 @@ func commandInfoSteps() []step {
 	var steps []step
 	for _, name := range kv.CommandNames() {
 		switch name {
-		case "client", "config", "command", "object", "pubsub", "module":
+		case "client", "config", "command", "object", "pubsub", "module", "memory":
 			continue // containers: Redis lists their subcommands in its hash order
 		}
 		steps = append(steps, s(exact, "COMMAND", "INFO", name))
@@ -316,7 +316,9 @@ func commandInfoSteps() []step {
 		c("COMMAND INFO module|unload"), c("COMMAND INFO client|tracking"), c("COMMAND INFO client|caching"),
 		c("COMMAND INFO client|getredir"), c("COMMAND INFO client|trackinginfo"), c("COMMAND INFO client|no-evict"),
 		c("COMMAND INFO client|reply"), c("COMMAND INFO client|unblock"), c("COMMAND INFO command|getkeys"),
-		c("COMMAND INFO command|getkeysandflags"))
+		c("COMMAND INFO command|getkeysandflags"), c("COMMAND INFO memory|usage"), c("COMMAND INFO memory|stats"),
+		c("COMMAND INFO memory|doctor"), c("COMMAND INFO memory|purge"), c("COMMAND INFO memory|malloc-stats"),
+		c("COMMAND INFO memory|help"))
 	return steps
 }
 

@@ -104,6 +104,9 @@ type Handler struct {
 
 	closeOnce sync.Once
 	done      chan struct{}
+
+	shutdownOnce sync.Once
+	shutdown     chan struct{} // closed by SHUTDOWN (ShutdownRequested)
 }
 
 // Boot tells h about the serving edge once it starts: how many loops it
@@ -140,7 +143,7 @@ func New(s *store.Store, o Options) *Handler {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	h := &Handler{shared: s, opts: o, params: o.Params, start: time.Now(), done: make(chan struct{})}
+	h := &Handler{shared: s, opts: o, params: o.Params, start: time.Now(), done: make(chan struct{}), shutdown: make(chan struct{})}
 	h.dbs = make([]atomic.Pointer[store.Store], o.Params.Int("databases"))
 	h.dbs[0].Store(s)
 	h.flushBytes.Store(DefaultFlushThreshold)

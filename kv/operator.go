@@ -1,6 +1,9 @@
 package kv
 
 import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/shoalkv/shoal/internal/ascii"
@@ -79,6 +82,47 @@ var _ = registerFamily(family{commands: []*command{
 		name: "client|reply", arity: 3, fn: cmdClientReply,
 		flags: "noscript loading stale", acl: "@slow @connection",
 		doc: commandDoc{"Turns this connection's replies off, on, or off for the next command.", "3.2.0", "connection", "O(1)"},
+	},
+	{
+		name: "shutdown", arity: -1, fn: cmdShutdown,
+		flags: "admin noscript loading stale no_multi allow_busy", acl: "@admin @slow @dangerous",
+		doc: commandDoc{"Stops the server as SIGTERM does: answers what was received, syncs the AOF, exits.", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)"},
+	},
+	{
+		name: "memory", arity: -2, fn: containerOnly,
+		acl: "@slow",
+		doc: commandDoc{"Memory diagnostics commands.", "4.0.0", "server", "Depends on subcommand."},
+	},
+	{
+		name: "memory|help", arity: 2, fn: cmdMemoryHelp,
+		flags: "loading stale", acl: "@slow",
+		doc: commandDoc{"Describes the MEMORY subcommands.", "4.0.0", "server", "O(1)"},
+	},
+	{
+		name: "memory|doctor", arity: 2, fn: cmdMemoryDoctor,
+		acl: "@slow", tips: "nondeterministic_output request_policy:all_shards response_policy:special",
+		doc: commandDoc{"Reports memory problems.", "4.0.0", "server", "O(1)"},
+	},
+	{
+		name: "memory|malloc-stats", arity: 2, fn: cmdMemoryMallocStats,
+		acl: "@slow", tips: "nondeterministic_output request_policy:all_shards response_policy:special",
+		doc: commandDoc{"Shows the Go runtime's memory statistics.", "4.0.0", "server", "Depends on how much memory is allocated, could be slow"},
+	},
+	{
+		name: "memory|purge", arity: 2, fn: cmdMemoryPurge,
+		acl: "@slow", tips: "request_policy:all_shards response_policy:all_succeeded",
+		doc: commandDoc{"Returns free heap memory to the operating system.", "4.0.0", "server", "Depends on how much memory is allocated, could be slow"},
+	},
+	{
+		name: "memory|stats", arity: 2, fn: cmdMemoryStats,
+		acl: "@slow", tips: "nondeterministic_output request_policy:all_shards response_policy:special",
+		doc: commandDoc{"Shows memory usage details.", "4.0.0", "server", "O(1)"},
+	},
+	{
+		name: "memory|usage", arity: -3, fn: cmdMemoryUsage,
+		flags: "readonly", acl: "@read @slow",
+		firstKey: 2, lastKey: 2, step: 1, keySpecs: []keySpec{{flags: "RO", index: 2, keyStep: 1}},
+		doc: commandDoc{"Returns the bytes a key and its value take in the store.", "4.0.0", "server", "O(N) where N is the number of samples."},
 	},
 	{
 		name: "client|unblock", arity: -3, fn: cmdClientUnblock,
@@ -456,4 +500,149 @@ func (h *Handler) unblock(id int64, withError bool) bool {
 	}
 	_ = w.cl.conn.Run(func() { h.finishWait(w, reply, 0) })
 	return true
+}
+
+// cmdShutdown implements SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] as
+// Redis 7.0 parses it. The server stops as on SIGTERM (the edge answers
+// what it received, the AOF is synced); the caller gets no reply, as from
+// Redis. SAVE is refused: Shoal writes no RDB snapshot yet.
+func cmdShutdown(h *Handler, cl *client, args [][]byte) {
+	var save, noSave, abort, other bool
+	for _, a := range args[1:] {
+		switch {
+		case ascii.EqualFold(a, "nosave"):
+			noSave = true
+		case ascii.EqualFold(a, "save"):
+			save = true
+		case ascii.EqualFold(a, "now"), ascii.EqualFold(a, "force"):
+			other = true
+		case ascii.EqualFold(a, "abort"):
+			abort = true
+		default:
+			cl.writeError(errSyntax)
+			return
+		}
+	}
+	if (abort && (save || noSave || other)) || (save && noSave) {
+		cl.writeError(errSyntax)
+		return
+	}
+	switch {
+	case abort:
+		cl.writeError("ERR No shutdown in progress.")
+		return
+	case save:
+		cl.writeError("ERR SHUTDOWN SAVE needs an RDB snapshot, which Shoal does not write; SHUTDOWN or SHUTDOWN NOSAVE stop it (the append only file, when on, is synced either way)")
+		return
+	}
+	h.opts.Logger.Warn("user requested shutdown", "id", cl.id, "addr", cl.addr)
+	h.shutdownOnce.Do(func() { close(h.shutdown) })
+}
+
+// ShutdownRequested is closed when a client sent SHUTDOWN: the program
+// running the server stops it as on SIGTERM.
+func (h *Handler) ShutdownRequested() <-chan struct{} { return h.shutdown }
+
+// cmdMemoryUsage implements MEMORY USAGE key [SAMPLES n]: the bytes the
+// store accounts for the key (entry, key and value, a collection's
+// memory), not an allocator's figure as Redis's, so values differ.
+func cmdMemoryUsage(_ *Handler, cl *client, args [][]byte) {
+	for i := 3; i < len(args); i++ {
+		if !ascii.EqualFold(args[i], "samples") || i+1 >= len(args) {
+			cl.writeError(errSyntax)
+			return
+		}
+		if _, ok := ascii.ParseInt(args[i+1]); !ok {
+			cl.writeError(errNotInteger)
+			return
+		}
+		i++
+	}
+	n, ok := cl.db().MemoryUsage(args[2])
+	if !ok {
+		cl.writeNull()
+		return
+	}
+	cl.writeInt(n)
+}
+
+func cmdMemoryPurge(_ *Handler, cl *client, _ [][]byte) {
+	debug.FreeOSMemory()
+	cl.writeOK()
+}
+
+func cmdMemoryDoctor(h *Handler, cl *client, _ [][]byte) {
+	used := h.usedMemory()
+	rss := residentSetSize()
+	msg := fmt.Sprintf("Shoal's keyspace uses %d bytes (maxmemory %d); the process's RSS is %d bytes. "+
+		"Values and collections live off the Go heap or in pointer-free chunks, so RSS above the keyspace is the Go runtime, "+
+		"the loops' buffers and clients' output: see INFO memory and CLIENT LIST omem.", used, h.shared.MaxMemory(), rss)
+	cl.writeVerbatim([]byte(msg))
+}
+
+func cmdMemoryMallocStats(_ *Handler, cl *client, _ [][]byte) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	cl.writeVerbatim(fmt.Appendf(nil, "Go runtime: heap_alloc=%d heap_inuse=%d heap_idle=%d heap_released=%d heap_objects=%d sys=%d num_gc=%d\n",
+		m.HeapAlloc, m.HeapInuse, m.HeapIdle, m.HeapReleased, m.HeapObjects, m.Sys, m.NumGC))
+}
+
+// cmdMemoryStats implements MEMORY STATS with the fields Shoal can fill
+// from its own accounts, under Redis's names.
+func cmdMemoryStats(h *Handler, cl *client, _ [][]byte) {
+	st := h.KeyspaceStats()
+	clients, _ := h.outputMemory()
+	total := st.UsedMemory + clients
+	peak := h.notePeak(total)
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	fields := []struct {
+		name string
+		v    int64
+	}{
+		{"peak.allocated", peak},
+		{"total.allocated", total},
+		{"clients.normal", clients},
+		{"keys.count", st.Keys},
+		{"dataset.bytes", st.UsedMemory},
+		{"allocator.allocated", int64(m.HeapAlloc)},
+		{"allocator.active", int64(m.HeapInuse)},
+		{"allocator.resident", residentSetSize()},
+	}
+	var dbs []int
+	for i := range h.dbs {
+		if s := h.existingDB(i); s != nil && s.DBSize() > 0 {
+			dbs = append(dbs, i)
+		}
+	}
+	cl.writeMap(len(fields) + len(dbs))
+	for _, f := range fields {
+		cl.writeBulkStr(f.name)
+		cl.writeInt(f.v)
+	}
+	for _, i := range dbs {
+		dst := h.existingDB(i).Stats()
+		cl.writeBulkStr(fmt.Sprintf("db.%d", i))
+		cl.writeMap(2)
+		cl.writeBulkStr("keys")
+		cl.writeInt(dst.Keys)
+		cl.writeBulkStr("dataset.bytes")
+		cl.writeInt(dst.UsedMemory)
+	}
+}
+
+func cmdMemoryHelp(_ *Handler, cl *client, _ [][]byte) {
+	writeHelp(cl, "MEMORY", []string{
+		"DOCTOR",
+		"    Return memory problems reports.",
+		"MALLOC-STATS",
+		"    Return internal statistics report from the memory allocator.",
+		"PURGE",
+		"    Attempt to purge dirty pages for reclamation by the allocator.",
+		"STATS",
+		"    Return information about the memory usage of the server.",
+		"USAGE <key> [SAMPLES <count>]",
+		"    Return memory in bytes used by <key> and its value. Nested values are",
+		"    sampled up to <count> times (default: 5, 0 means sample all).",
+	})
 }

@@ -40,6 +40,26 @@ func (s *Store) delLocked(sh *shard, h uint32, key []byte) int {
 	return 1
 }
 
+// MemoryUsage returns the bytes key takes, as the store accounts them
+// against maxmemory: its entry, its key and value block, and a
+// collection's own memory (MEMORY USAGE); found=false when it is missing.
+func (s *Store) MemoryUsage(key []byte) (n int64, found bool) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	id, _ := s.lookupRead(sh, uint32(h), key)
+	if id < 0 {
+		return 0, false
+	}
+	e := &sh.entries[id]
+	n = int64(sh.arena.blockBytes(e.ref, e.size())) + entryOverhead
+	if isObject(e.kind()) {
+		n += sh.objectOf(e).Size()
+	}
+	return n, true
+}
+
 // Touch counts how many of keys exist, as Exists, and records an access
 // to each (TOUCH): the LRU clock moves as for a read.
 func (s *Store) Touch(keys [][]byte) int {

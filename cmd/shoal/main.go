@@ -217,22 +217,31 @@ func run(params *config.Table) error {
 	select {
 	case sig := <-sigs:
 		logger.Info("shutting down: answering requests already received", "signal", sig.String())
-		ctx, cancel := context.WithTimeout(context.Background(), params.Duration("shutdown-timeout"))
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, eventloop.ErrServerClosed) {
-			return fmt.Errorf("shutdown: %w", err)
-		}
-		if err := <-served; err != nil && !errors.Is(err, eventloop.ErrServerClosed) {
-			return err
-		}
-		logger.Info("shoal stopped cleanly")
-		return nil
+		return stop(srv, served, params, logger)
+	case <-h.ShutdownRequested():
+		logger.Info("shutting down: answering requests already received", "by", "SHUTDOWN")
+		return stop(srv, served, params, logger)
 	case err := <-served:
 		if errors.Is(err, eventloop.ErrServerClosed) {
 			return nil
 		}
 		return err
 	}
+}
+
+// stop drains srv as SIGTERM asks: every request already received is
+// answered before the loops stop, within shutdown-timeout.
+func stop(srv *eventloop.Server, served <-chan error, params *config.Table, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), params.Duration("shutdown-timeout"))
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, eventloop.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, eventloop.ErrServerClosed) {
+		return err
+	}
+	logger.Info("shoal stopped cleanly")
+	return nil
 }
 
 // fronts returns the HTTP and frame listeners on bind for the ports that

@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,5 +79,45 @@ func TestSIGTERMAnswersDeepPipeline(t *testing.T) {
 	}
 	if err := <-exited; err != nil {
 		t.Fatalf("exit after SIGTERM: %v; log:\n%s", err, p.stderr.String())
+	}
+}
+
+// TestShutdownCommandStopsCleanly: SHUTDOWN (as redis-cli sends it) stops
+// the server as SIGTERM does: exit status 0, the AOF closed, so a write
+// acknowledged just before is there after a restart. SHUTDOWN SAVE is
+// refused (no RDB) and the server keeps serving.
+func TestShutdownCommandStopsCleanly(t *testing.T) {
+	dir := t.TempDir()
+	p := startBinary(t, aofArgs(dir, "no")...)
+	c := client(t, p.addr())
+	ctx := context.Background()
+	if err := c.Set(ctx, "before-shutdown", "kept", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "SHUTDOWN", "SAVE").Err(); err == nil || !strings.Contains(err.Error(), "RDB") {
+		t.Fatalf("SHUTDOWN SAVE: %v, want a refusal naming the RDB", err)
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("the server stopped after a refused SHUTDOWN SAVE: %v", err)
+	}
+	out, err := exec.Command("redis-cli", "-p", fmt.Sprint(p.port), "SHUTDOWN", "NOSAVE").CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "not connected") && len(out) != 0 {
+		t.Fatalf("redis-cli SHUTDOWN: %v: %s", err, out)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("exit after SHUTDOWN: %v; log:\n%s", err, p.stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10 s after SHUTDOWN; log:\n%s", p.stderr.String())
+	}
+	if log := p.stderr.String(); !strings.Contains(log, "user requested shutdown") || !strings.Contains(log, "stopped cleanly") {
+		t.Fatalf("the log does not tell the shutdown:\n%s", log)
+	}
+	p2 := startBinary(t, aofArgs(dir, "no")...)
+	if v := client(t, p2.addr()).Get(ctx, "before-shutdown").Val(); v != "kept" {
+		t.Fatalf("after the restart the key is %q, want the value written before SHUTDOWN", v)
 	}
 }
