@@ -26,6 +26,9 @@ func init() {
 		c("MEMORY USAGE m FOO"), c("MEMORY USAGE m SAMPLES"), c("MEMORY USAGE"), c("MEMORY HELP"), c("MEMORY"),
 		c("MEMORY PURGE"), c("MEMORY STATS", sameType), c("MEMORY DOCTOR", sameType), c("MEMORY MALLOC-STATS", sameType),
 		c("MEMORY FOO"),
+		c("LATENCY LATEST"), c("LATENCY HISTORY command"), c("LATENCY RESET"), c("LATENCY RESET a b"), c("LATENCY GRAPH command"),
+		c("LATENCY HELP"), c("LATENCY DOCTOR", sameType), c("LATENCY HISTOGRAM nosuch"), c("LATENCY HISTOGRAM get", sameType),
+		c("LATENCY"), c("LATENCY FOO"), c("LATENCY HISTORY"),
 	}
 	diffCases["lcs"] = []step{
 		c("MSET key1 ohmytext key2 mynewtext"), c("LCS key1 key2"), c("LCS key1 key2 LEN"), c("LCS key1 key2 IDX"),

@@ -304,7 +304,7 @@ func commandInfoSteps() []step {
 	var steps []step
 	for _, name := range kv.CommandNames() {
 		switch name {
-		case "client", "config", "command", "object", "pubsub", "module", "memory":
+		case "client", "config", "command", "object", "pubsub", "module", "memory", "latency":
 			continue // containers: Redis lists their subcommands in its hash order
 		}
 		steps = append(steps, s(exact, "COMMAND", "INFO", name))
@@ -318,7 +318,9 @@ func commandInfoSteps() []step {
 		c("COMMAND INFO client|reply"), c("COMMAND INFO client|unblock"), c("COMMAND INFO command|getkeys"),
 		c("COMMAND INFO command|getkeysandflags"), c("COMMAND INFO memory|usage"), c("COMMAND INFO memory|stats"),
 		c("COMMAND INFO memory|doctor"), c("COMMAND INFO memory|purge"), c("COMMAND INFO memory|malloc-stats"),
-		c("COMMAND INFO memory|help"))
+		c("COMMAND INFO memory|help"), c("COMMAND INFO latency|latest"), c("COMMAND INFO latency|history"),
+		c("COMMAND INFO latency|reset"), c("COMMAND INFO latency|doctor"), c("COMMAND INFO latency|graph"),
+		c("COMMAND INFO latency|histogram"), c("COMMAND INFO latency|help"))
 	return steps
 }
 

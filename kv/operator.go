@@ -125,6 +125,46 @@ var _ = registerFamily(family{commands: []*command{
 		doc: commandDoc{"Returns the bytes a key and its value take in the store.", "4.0.0", "server", "O(N) where N is the number of samples."},
 	},
 	{
+		name: "latency", arity: -2, fn: containerOnly,
+		acl: "@slow",
+		doc: commandDoc{"Latency diagnostics commands.", "2.8.13", "server", "Depends on subcommand."},
+	},
+	{
+		name: "latency|doctor", arity: 2, fn: cmdLatencyDoctor,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous", tips: "nondeterministic_output request_policy:all_nodes response_policy:special",
+		doc: commandDoc{"Says what latency data Shoal keeps.", "2.8.13", "server", "O(1)"},
+	},
+	{
+		name: "latency|graph", arity: 3, fn: cmdLatencyGraph,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous", tips: "nondeterministic_output request_policy:all_nodes response_policy:special",
+		doc: commandDoc{"Returns a latency graph for an event: Shoal records no events.", "2.8.13", "server", "O(1)"},
+	},
+	{
+		name: "latency|help", arity: 2, fn: cmdLatencyHelp,
+		flags: "loading stale", acl: "@slow",
+		doc: commandDoc{"Describes the LATENCY subcommands.", "2.8.13", "server", "O(1)"},
+	},
+	{
+		name: "latency|histogram", arity: -2, fn: cmdLatencyHistogram,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous", tips: "nondeterministic_output request_policy:all_nodes response_policy:special",
+		doc: commandDoc{"Returns the cumulative distribution of commands' latencies.", "7.0.0", "server", "O(N) where N is the number of commands with latency information being retrieved."},
+	},
+	{
+		name: "latency|history", arity: 3, fn: cmdLatencyEmpty,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous", tips: "nondeterministic_output request_policy:all_nodes response_policy:special",
+		doc: commandDoc{"Returns the samples of a latency event: Shoal records no events.", "2.8.13", "server", "O(1)"},
+	},
+	{
+		name: "latency|latest", arity: 2, fn: cmdLatencyEmpty,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous", tips: "nondeterministic_output request_policy:all_nodes response_policy:special",
+		doc: commandDoc{"Returns the latest latency events: Shoal records none.", "2.8.13", "server", "O(1)"},
+	},
+	{
+		name: "latency|reset", arity: -2, fn: cmdLatencyReset,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous", tips: "request_policy:all_nodes response_policy:all_succeeded",
+		doc: commandDoc{"Resets latency events: Shoal records none.", "2.8.13", "server", "O(1)"},
+	},
+	{
 		name: "client|unblock", arity: -3, fn: cmdClientUnblock,
 		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous @connection",
 		doc: commandDoc{"Unblocks a client waiting in a blocking command, as if it timed out or with an error.", "5.0.0", "connection", "O(log N) where N is the number of client connections"},
@@ -644,5 +684,104 @@ func cmdMemoryHelp(_ *Handler, cl *client, _ [][]byte) {
 		"USAGE <key> [SAMPLES <count>]",
 		"    Return memory in bytes used by <key> and its value. Nested values are",
 		"    sampled up to <count> times (default: 5, 0 means sample all).",
+	})
+}
+
+// LATENCY: Redis's latency monitor records events (fork, expire-cycle,
+// command...) over latency-monitor-threshold, which is 0 (off) by
+// default; Shoal has no such events, so LATEST and HISTORY are empty and
+// RESET resets nothing, as from a Redis with the monitor off. HISTOGRAM
+// reports the per-command latency INFO latencystats is made from: the
+// timed sample (1 in 16 calls) in power-of-two buckets, scaled to all
+// calls.
+
+func cmdLatencyEmpty(_ *Handler, cl *client, _ [][]byte) { cl.writeArray(0) }
+
+func cmdLatencyReset(_ *Handler, cl *client, _ [][]byte) { cl.writeInt(0) }
+
+func cmdLatencyGraph(_ *Handler, cl *client, args [][]byte) {
+	cl.writeError(sanitizeError("ERR No samples available for event '" + cString(args[2], 128) + "'"))
+}
+
+func cmdLatencyDoctor(_ *Handler, cl *client, _ [][]byte) {
+	cl.writeVerbatim([]byte("Shoal has no latency monitor events (Redis's latency-monitor-threshold is off by default and not served here). " +
+		"Per-command latency is in INFO latencystats and LATENCY HISTOGRAM, from a 1-in-16 sample of calls."))
+}
+
+func cmdLatencyHistogram(h *Handler, cl *client, args [][]byte) {
+	totals := h.cmdStats.totals()
+	var ids []int
+	if len(args) == 2 {
+		for id := range totals {
+			if totals[id].calls > 0 {
+				ids = append(ids, id)
+			}
+		}
+	} else {
+		for _, name := range args[2:] {
+			for id, c := range commandsByID {
+				if ascii.EqualFold(name, c.name) && totals[id].calls > 0 && !containsInt(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	cl.writeMap(len(ids))
+	for _, id := range ids {
+		t := &totals[id]
+		cl.writeBulkStr(commandsByID[id].name)
+		cl.writeMap(2)
+		cl.writeBulkStr("calls")
+		cl.writeInt(int64(t.calls))
+		cl.writeBulkStr("histogram_usec")
+		var n int
+		for _, c := range t.buckets {
+			if c > 0 {
+				n++
+			}
+		}
+		cl.writeMap(n)
+		var cum uint64
+		for i, c := range t.buckets {
+			if c == 0 {
+				continue
+			}
+			cum += c
+			bound := bucketBound(min(i, latencyBuckets-1)) / 1024 // µs, as powers of two
+			cl.writeInt(bound)
+			scaled := cum
+			if t.timed > 0 {
+				scaled = cum * t.calls / t.timed
+			}
+			cl.writeInt(int64(scaled))
+		}
+	}
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func cmdLatencyHelp(_ *Handler, cl *client, _ [][]byte) {
+	writeHelp(cl, "LATENCY", []string{
+		"DOCTOR",
+		"    Return a human readable latency analysis report.",
+		"GRAPH <event>",
+		"    Return an ASCII latency graph for the <event> class.",
+		"HISTORY <event>",
+		"    Return time-latency samples for the <event> class.",
+		"LATEST",
+		"    Return the latest latency samples for all events.",
+		"RESET [<event> ...]",
+		"    Reset latency data of one or more <event> classes.",
+		"    (default: reset all data for all event classes)",
+		"HISTOGRAM [COMMAND ...]",
+		"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+		"    If no commands are specified then all histograms are replied.",
 	})
 }

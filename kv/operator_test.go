@@ -63,3 +63,25 @@ func TestClientReplyAndUnblockMatchRedis(t *testing.T) {
 		t.Fatalf("the clients received\nredis: %q\nshoal: %q", want, have)
 	}
 }
+
+// TestLatencyHistogramCountsCalls: LATENCY HISTOGRAM reports every call
+// of a command and a cumulative distribution that ends at (about) the
+// call count, from the same timed sample as INFO latencystats.
+func TestLatencyHistogramCountsCalls(t *testing.T) {
+	srv := startLoops(t, 1)
+	c := dialRaw(t, srv.addr)
+	c.Do("CONFIG", "RESETSTAT")
+	for i := 0; i < 320; i++ {
+		c.Do("ECHO", "x")
+	}
+	r := c.Do("LATENCY", "HISTOGRAM", "echo", "ECHO", "nosuch")
+	lines := strings.Split(strings.TrimSuffix(r, "\r\n"), "\r\n")
+	if len(lines) < 10 || lines[0] != "*2" || lines[2] != "echo" || lines[6] != ":320" {
+		t.Fatalf("LATENCY HISTOGRAM echo: %q", r)
+	}
+	// The last bucket's cumulative count is every call (the sample, 20
+	// of 320, scaled by 16).
+	if last := lines[len(lines)-1]; last != ":320" {
+		t.Fatalf("the distribution ends at %s, want :320: %q", last, r)
+	}
+}
