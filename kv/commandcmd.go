@@ -1,6 +1,11 @@
 package kv
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/store"
+)
 
 // The COMMAND command: COUNT, LIST, INFO, DOCS, HELP.
 
@@ -21,14 +26,46 @@ func cmdCommandCount(_ *Handler, cl *client, _ [][]byte) {
 	cl.writeInt(int64(len(commandOrder)))
 }
 
+// cmdCommandList implements COMMAND LIST [FILTERBY MODULE m | ACLCAT c |
+// PATTERN p]: every command and subcommand ("client|list"), as Redis 7.0
+// lists them; no command comes from a module.
 func cmdCommandList(_ *Handler, cl *client, args [][]byte) {
-	if len(args) > 2 {
-		cl.writeError(errSyntax) // FILTERBY is not supported
+	match := func(*command) bool { return true }
+	switch {
+	case len(args) == 2:
+	case len(args) == 5 && ascii.EqualFold(args[2], "filterby"):
+		v := args[4]
+		switch {
+		case ascii.EqualFold(args[3], "module"):
+			match = func(*command) bool { return false }
+		case ascii.EqualFold(args[3], "aclcat"):
+			cat := "@" + strings.ToLower(string(v))
+			match = func(c *command) bool { return hasWord(c.acl, cat) }
+		case ascii.EqualFold(args[3], "pattern"):
+			pattern := []byte(strings.ToLower(string(v))) // Redis matches without case
+			match = func(c *command) bool { return store.Match(pattern, []byte(c.name)) }
+		default:
+			cl.writeError(errSyntax)
+			return
+		}
+	default:
+		cl.writeError(errSyntax)
 		return
 	}
-	cl.writeArray(len(commandOrder))
+	var names []string
 	for _, c := range commandOrder {
-		cl.writeBulkStr(c.name)
+		if match(c) {
+			names = append(names, c.name)
+		}
+		for _, sub := range c.subOrder {
+			if match(sub) {
+				names = append(names, sub.name)
+			}
+		}
+	}
+	cl.writeArray(len(names))
+	for _, n := range names {
+		cl.writeBulkStr(n)
 	}
 }
 

@@ -29,6 +29,10 @@ func init() {
 		c("LATENCY LATEST"), c("LATENCY HISTORY command"), c("LATENCY RESET"), c("LATENCY RESET a b"), c("LATENCY GRAPH command"),
 		c("LATENCY HELP"), c("LATENCY DOCTOR", sameType), c("LATENCY HISTOGRAM nosuch"), c("LATENCY HISTOGRAM get", sameType),
 		c("LATENCY"), c("LATENCY FOO"), c("LATENCY HISTORY"),
+		c("COMMAND LIST FILTERBY ACLCAT pubsub", sortedBulk), c("COMMAND LIST FILTERBY PATTERN object|*", sortedBulk),
+		c("COMMAND LIST FILTERBY PATTERN CLIENT|T*", sortedBulk), c("COMMAND LIST FILTERBY MODULE x"),
+		c("COMMAND LIST FILTERBY"), c("COMMAND LIST FILTERBY FOO x"), c("COMMAND LIST FILTERBY ACLCAT nosuch"),
+		c("COMMAND LIST FILTERBY PATTERN get* x"), c("COMMAND LIST FILTERBY ACLCAT hash", sortedBulk), c("COMMAND LIST FILTERBY PATTERN z*", sortedBulk),
 	}
 	diffCases["lcs"] = []step{
 		c("MSET key1 ohmytext key2 mynewtext"), c("LCS key1 key2"), c("LCS key1 key2 LEN"), c("LCS key1 key2 IDX"),
