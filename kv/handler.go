@@ -36,6 +36,9 @@ type Options struct {
 	Logger *slog.Logger
 	// LogLevel, if set, is adjusted by CONFIG SET loglevel.
 	LogLevel *slog.LevelVar
+	// ConfigFile is the absolute path of the configuration file the
+	// server was started with, for INFO's config_file ("" for none).
+	ConfigFile string
 	// Params is the settings table CONFIG GET and SET serve; the Handler
 	// takes over the rows it, the store and the edge own (Table.Own), and
 	// applies to them what the command line set. It must hold every row of

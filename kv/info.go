@@ -98,7 +98,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("hz", 10)
 		field("configured_hz", 10)
 		field("executable", exe)
-		field("config_file", "")
+		field("config_file", h.opts.ConfigFile)
 	case "clients":
 		b = append(b, "# Clients\r\n"...)
 		field("connected_clients", h.clients.count())

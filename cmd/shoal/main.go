@@ -42,7 +42,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -79,12 +81,30 @@ func main() {
 	}
 }
 
-// parseConfig fills the settings table (config.Params) from the flags in
-// args and the SHOAL_* environment variables getenv reads (an explicit flag
-// wins), and checks what no single row can: that the ports differ and the
+// configFile is the absolute path of the configuration file shoal was
+// started with ("" for none), for INFO's config_file.
+var configFile string
+
+// parseConfig fills the settings table (config.Params) from the
+// configuration file named first in args, if any, then the flags in args
+// and the SHOAL_* environment variables getenv reads (an explicit flag
+// wins over a variable, either over the file), and checks what no single row can: that the ports differ and the
 // fronts have an engine that serves them.
 func parseConfig(args []string, getenv func(string) string) (*config.Table, error) {
 	params := config.New(config.Params())
+	// As redis-server: a first argument that is not a flag is the
+	// configuration file; flags and variables override what it sets.
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		path, err := filepath.Abs(args[0])
+		if err != nil {
+			return nil, err
+		}
+		if err := params.ApplyFile(path); err != nil {
+			return nil, err
+		}
+		configFile = path
+		args = args[1:]
+	}
 	if err := params.ParseFlags(flag.NewFlagSet("shoal", flag.ContinueOnError), args, getenv); err != nil {
 		return nil, err
 	}
@@ -153,7 +173,7 @@ func run(params *config.Table) error {
 	appendOnly := params.Bool("appendonly")
 	st := store.New(store.Options{})
 	defer st.Close()
-	h := kv.New(st, kv.Options{Logger: logger, LogLevel: level, Params: params})
+	h := kv.New(st, kv.Options{Logger: logger, LogLevel: level, Params: params, ConfigFile: configFile})
 	defer h.Close()
 
 	// The file is loaded before the port opens, so no client ever sees a

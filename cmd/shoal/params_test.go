@@ -2,11 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoalkv/shoal/config"
+	"github.com/shoalkv/shoal/internal/redistest"
 )
 
 // TestEveryBalancerAndEngineIsBuilt: the names --balancer and --engine
@@ -82,5 +89,52 @@ func TestOutputLimitFlag(t *testing.T) {
 	got, err = c.ConfigGet(context.Background(), "client-output-buffer-limit").Result()
 	if want := "normal 0 0 0 slave 268435456 67108864 60 pubsub 67108864 16777216 90"; err != nil || got["client-output-buffer-limit"] != want {
 		t.Errorf("CONFIG GET client-output-buffer-limit: %v %v, want %q", got, err, want)
+	}
+}
+
+// TestConfigFile: `shoal /path/shoal.conf --flag v`, as redis-server is
+// started: the file's directives apply, a flag overrides the file, INFO
+// names the file; a bad line stops the start with its file and line.
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	port := freePort(t)
+	conf := filepath.Join(dir, "shoal.conf")
+	text := fmt.Sprintf("# as a container would mount it\nport %d\nbind 127.0.0.1\ndatabases 4\nmaxmemory 10mb\nmaxmemory-policy allkeys-lru\n", port)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(shoalBin, conf, "--maxmemory", "20mb")
+	stderr := new(logBuffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	if !redistest.WaitPing(addr, 10*time.Second) {
+		t.Fatalf("shoal did not start from %s; log:\n%s", conf, stderr.String())
+	}
+	c := client(t, addr)
+	ctx := context.Background()
+	for name, want := range map[string]string{"maxmemory": "20971520", "maxmemory-policy": "allkeys-lru", "databases": "4"} {
+		if got := c.ConfigGet(ctx, name).Val()[name]; got != want {
+			t.Errorf("CONFIG GET %s = %q, want %q", name, got, want)
+		}
+	}
+	if err := c.Do(ctx, "SELECT", "4").Err(); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("SELECT 4 with databases 4 in the file: %v", err)
+	}
+	if info := c.Info(ctx, "server").Val(); !strings.Contains(info, "config_file:"+conf+"\r\n") {
+		t.Errorf("INFO server does not name %s:\n%s", conf, info)
+	}
+
+	bad := filepath.Join(dir, "bad.conf")
+	if err := os.WriteFile(bad, []byte("port 7000\nappendonly maybe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(shoalBin, bad).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), bad+":2: 'appendonly maybe'") {
+		t.Fatalf("a bad line: %v, output %q; want exit 2 naming %s:2", err, out, bad)
 	}
 }

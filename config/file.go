@@ -1,0 +1,244 @@
+package config
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A configuration file in redis.conf's syntax: one directive per line, a
+// parameter's name and its value (`maxmemory 100mb`, `save ""`), # starts
+// a comment line, arguments may be quoted as Redis quotes them ("a b",
+// 'c', "\x41\n"), `include path` (a glob, as Redis 7.0) reads another file
+// there. A name Shoal has no parameter for is refused with its file and
+// line, as are Redis's directives that configure what Shoal does not have
+// (rename-command, user, loadmodule, sentinel). The last line of a
+// parameter wins, except the ones Redis reads as lists, whose lines add up
+// (save, client-output-buffer-limit: one class per line).
+
+// maxIncludeDepth bounds include chains (a file including itself).
+const maxIncludeDepth = 16
+
+// FileError is a directive of a configuration file that could not be
+// applied: where it is and why.
+type FileError struct {
+	File   string
+	Line   int
+	Text   string // the line as written
+	Reason string
+}
+
+func (e *FileError) Error() string {
+	return fmt.Sprintf("%s:%d: '%s': %s", e.File, e.Line, e.Text, e.Reason)
+}
+
+// directive is one parsed line.
+type directive struct {
+	file string
+	line int
+	text string
+	args []string
+}
+
+// ApplyFile reads the configuration file at path (and what it includes)
+// into the table, as values given at startup: flags and the environment
+// (ParseFlags, called after) still override them. Every directive is
+// checked before any is applied, so an error changes nothing.
+func (t *Table) ApplyFile(path string) error {
+	var dirs []directive
+	if err := readConfigFile(path, 0, &dirs); err != nil {
+		return err
+	}
+	values := make(map[*row]string)
+	var order []*row
+	for _, d := range dirs {
+		name := strings.ToLower(d.args[0])
+		fail := func(reason string) error {
+			return &FileError{File: d.file, Line: d.line, Text: d.text, Reason: reason}
+		}
+		switch name {
+		case "rename-command", "user", "loadmodule", "sentinel":
+			return fail("Shoal does not serve '" + name + "' (no ACL users, modules, sentinel or command renaming)")
+		}
+		r := t.byName[name]
+		if r == nil {
+			return fail("unknown directive: Shoal has no parameter '" + d.args[0] + "' (shoal -h lists them)")
+		}
+		if len(d.args) < 2 {
+			return fail("Bad directive or wrong number of arguments")
+		}
+		v := strings.Join(d.args[1:], " ")
+		if prev, seen := values[r]; seen && accumulates(r.Name) {
+			v = prev + " " + v
+		}
+		if _, err := r.Kind.Parse(v); err != nil {
+			return fail(err.Error())
+		}
+		if _, seen := values[r]; !seen {
+			order = append(order, r)
+		}
+		values[r] = v
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, r := range order {
+		canon, _ := r.Kind.Parse(values[r])
+		r.value, r.explicit = canon, true
+	}
+	return nil
+}
+
+// accumulates reports whether a parameter's lines add up (Redis's
+// multi-argument list parameters).
+func accumulates(name string) bool {
+	return name == "save" || name == "client-output-buffer-limit"
+}
+
+// readConfigFile appends the directives of path, following includes.
+func readConfigFile(path string, depth int, out *[]directive) error {
+	if depth > maxIncludeDepth {
+		return fmt.Errorf("%s: includes nested more than %d deep (a file that includes itself?)", path, maxIncludeDepth)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading the configuration file: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		args, err := SplitArgs(text)
+		if err != nil {
+			return &FileError{File: path, Line: n, Text: text, Reason: err.Error()}
+		}
+		if len(args) == 0 {
+			continue
+		}
+		if strings.EqualFold(args[0], "include") {
+			if len(args) != 2 {
+				return &FileError{File: path, Line: n, Text: text, Reason: "include takes one file (or glob pattern)"}
+			}
+			matches, err := filepath.Glob(args[1])
+			if err != nil || len(matches) == 0 {
+				matches = []string{args[1]} // a plain name that does not exist: report it as such
+			}
+			for _, m := range matches {
+				if err := readConfigFile(m, depth+1, out); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		*out = append(*out, directive{file: path, line: n, text: text, args: args})
+	}
+	return sc.Err()
+}
+
+// SplitArgs splits a line into arguments as Redis's sdssplitargs does:
+// spaces separate them; "double quotes" take \n \r \t \b \a \\ \" and
+// \xHH escapes; 'single quotes' take \' ; a closing quote must be
+// followed by a space or the end.
+func SplitArgs(line string) ([]string, error) {
+	var args []string
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			return args, nil
+		}
+		var cur strings.Builder
+		inDQ, inSQ := false, false
+		for done := false; !done; {
+			switch {
+			case inDQ:
+				if i == len(line) {
+					return nil, errors.New("unbalanced quotes")
+				}
+				c := line[i]
+				switch {
+				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+					b, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
+					cur.WriteByte(byte(b))
+					i += 3
+				case c == '\\' && i+1 < len(line):
+					i++
+					switch line[i] {
+					case 'n':
+						cur.WriteByte('\n')
+					case 'r':
+						cur.WriteByte('\r')
+					case 't':
+						cur.WriteByte('\t')
+					case 'b':
+						cur.WriteByte('\b')
+					case 'a':
+						cur.WriteByte('\a')
+					default:
+						cur.WriteByte(line[i])
+					}
+				case c == '"':
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, errors.New("closing quote must be followed by a space")
+					}
+					done = true
+				default:
+					cur.WriteByte(c)
+				}
+			case inSQ:
+				if i == len(line) {
+					return nil, errors.New("unbalanced quotes")
+				}
+				c := line[i]
+				switch {
+				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
+					i++
+					cur.WriteByte('\'')
+				case c == '\'':
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, errors.New("closing quote must be followed by a space")
+					}
+					done = true
+				default:
+					cur.WriteByte(c)
+				}
+			default:
+				if i == len(line) {
+					done = true
+					continue
+				}
+				switch c := line[i]; {
+				case isSpace(c):
+					done = true
+				case c == '"':
+					inDQ = true
+				case c == '\'':
+					inSQ = true
+				default:
+					cur.WriteByte(c)
+				}
+			}
+			if i < len(line) {
+				i++
+			}
+		}
+		args = append(args, cur.String())
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
