@@ -188,8 +188,20 @@ func cmdConfigResetStat(h *Handler, cl *client, _ [][]byte) {
 	cl.writeOK()
 }
 
-func cmdConfigRewrite(_ *Handler, cl *client, _ [][]byte) {
-	cl.writeError(errNoConfigFile)
+// cmdConfigRewrite implements CONFIG REWRITE: the file the server started
+// from takes the values in use (config.Table.RewriteFile).
+func cmdConfigRewrite(h *Handler, cl *client, _ [][]byte) {
+	if h.opts.ConfigFile == "" {
+		cl.writeError(errNoConfigFile)
+		return
+	}
+	if err := h.params.RewriteFile(h.opts.ConfigFile); err != nil {
+		h.opts.Logger.Warn("CONFIG REWRITE failed", "path", h.opts.ConfigFile, "err", err)
+		cl.writeError("ERR Rewriting config file: " + err.Error())
+		return
+	}
+	h.opts.Logger.Info("CONFIG REWRITE executed with success", "path", h.opts.ConfigFile)
+	cl.writeOK()
 }
 
 func cmdConfigHelp(_ *Handler, cl *client, _ [][]byte) {

@@ -128,6 +128,30 @@ func TestConfigFile(t *testing.T) {
 		t.Errorf("INFO server does not name %s:\n%s", conf, info)
 	}
 
+	// CONFIG REWRITE writes what CONFIG SET changed; a restart from the
+	// file has it.
+	if err := c.ConfigSet(ctx, "maxmemory-policy", "volatile-ttl").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConfigRewrite(ctx).Err(); err != nil {
+		t.Fatalf("CONFIG REWRITE: %v", err)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	cmd2 := exec.Command(shoalBin, conf)
+	cmd2.Stderr = stderr
+	if err := cmd2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd2.Process.Kill(); _ = cmd2.Wait() })
+	if !redistest.WaitPing(addr, 10*time.Second) {
+		t.Fatalf("shoal did not restart from the rewritten %s; log:\n%s", conf, stderr.String())
+	}
+	if got := client(t, addr).ConfigGet(ctx, "maxmemory-policy").Val()["maxmemory-policy"]; got != "volatile-ttl" {
+		b, _ := os.ReadFile(conf)
+		t.Fatalf("after CONFIG REWRITE and a restart maxmemory-policy is %q; file:\n%s", got, b)
+	}
+
 	bad := filepath.Join(dir, "bad.conf")
 	if err := os.WriteFile(bad, []byte("port 7000\nappendonly maybe\n"), 0o644); err != nil {
 		t.Fatal(err)
