@@ -95,8 +95,12 @@ type commandDoc struct {
 	summary    string
 	since      string
 	group      string
-	complexity string
+	complexity string // noComplexity where Redis's docs give none
 }
+
+// noComplexity is the complexity of a command Redis documents without one
+// (MONITOR): COMMAND DOCS leaves the field out.
+const noComplexity = "(none)"
 
 // maxCommandName bounds the stack buffer used to lower-case a command name
 // without allocating; longer names cannot be commands.

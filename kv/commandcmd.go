@@ -209,6 +209,9 @@ func cmdCommandDocs(_ *Handler, cl *client, args [][]byte) {
 
 func writeCommandDoc(cl *client, c *command) {
 	n := 4
+	if c.doc.complexity == noComplexity {
+		n--
+	}
 	if len(c.subOrder) > 0 {
 		n++
 	}
@@ -219,8 +222,10 @@ func writeCommandDoc(cl *client, c *command) {
 	cl.writeBulkStr(c.doc.since)
 	cl.writeBulkStr("group")
 	cl.writeBulkStr(c.doc.group)
-	cl.writeBulkStr("complexity")
-	cl.writeBulkStr(c.doc.complexity)
+	if c.doc.complexity != noComplexity {
+		cl.writeBulkStr("complexity")
+		cl.writeBulkStr(c.doc.complexity)
+	}
 	if len(c.subOrder) > 0 {
 		cl.writeBulkStr("subcommands")
 		cl.writeMap(len(c.subOrder))

@@ -138,6 +138,7 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 
 func cmdReset(h *Handler, cl *client, _ [][]byte) {
 	h.stopTracking(cl)
+	h.stopMonitor(cl)
 	if s := cl.sess.Load(); s != nil {
 		h.endSession(cl, s) // discard, unwatch, unsubscribe (multi.go, pubsub.go)
 	}

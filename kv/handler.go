@@ -104,6 +104,7 @@ type Handler struct {
 
 	outLimits outputLimits  // client-output-buffer-limit, maxmemory-clients (outlimits.go)
 	tracking  trackingTable // CLIENT TRACKING: who may cache which keys (tracking.go)
+	monitors  monitors      // MONITOR clients (monitor.go)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -211,6 +212,7 @@ func (h *Handler) CloseClient(cl *Client) {
 	h.clients.remove(c)
 	h.cancelWait(c)
 	h.stopTracking(c)
+	h.stopMonitor(c)
 	if s := c.sess.Load(); s != nil {
 		h.endSession(c, s)
 	}
@@ -440,6 +442,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		if s := cl.sess.Load(); s != nil {
 			s.endCaching(cmd)
 		}
+	}
+	if h.monitors.active.Load() != 0 {
+		h.feedMonitors(cl, cmd, args)
 	}
 	if s := cl.sess.Load(); s != nil && s.reply != replyOn {
 		cl.suppressReply(s, cmd, replyStart)

@@ -113,6 +113,7 @@ type session struct {
 	// cron). operator.go.
 	reply   uint8
 	noEvict atomic.Bool
+	monitor atomic.Bool // MONITOR (monitor.go)
 
 	casDirty atomic.Bool  // a watched key was written (any loop)
 	queued   atomic.Int32 // commands queued, -1 outside MULTI: CLIENT LIST's multi=

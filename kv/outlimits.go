@@ -36,8 +36,10 @@ var (
 type outputLimits struct {
 	mu     sync.Mutex // serializes CONFIG SET's merges
 	limits config.OutputLimits
-	// pubsubHard is the pubsub class's hard limit, for the mailboxes.
-	pubsubHard atomic.Int64
+	// pubsubHard is the pubsub class's hard limit, for the mailboxes;
+	// replicaHard the replica class's, for MONITOR's (monitor.go).
+	pubsubHard  atomic.Int64
+	replicaHard atomic.Int64
 	// clientsMax is maxmemory-clients as given ("0", bytes, or "10%").
 	clientsMax atomic.Pointer[string]
 	// evicted counts clients closed over maxmemory-clients.
@@ -55,6 +57,7 @@ func (h *Handler) ownOutputLimits() {
 	def := config.DefaultOutputLimits()
 	o.limits = def
 	o.pubsubHard.Store(def.Limits[config.ClassPubsub].Hard)
+	o.replicaHard.Store(def.Limits[config.ClassReplica].Hard)
 	clientsMax := h.params.Get("maxmemory-clients")
 	o.clientsMax.Store(&clientsMax)
 	h.params.Own("client-output-buffer-limit", config.Owner{
@@ -70,6 +73,7 @@ func (h *Handler) ownOutputLimits() {
 			all := o.limits
 			o.mu.Unlock()
 			o.pubsubHard.Store(all.Limits[config.ClassPubsub].Hard)
+			o.replicaHard.Store(all.Limits[config.ClassReplica].Hard)
 			h.applyOutputLimits(all)
 		},
 	})
@@ -104,6 +108,9 @@ func (h *Handler) EvictedClients() int64 { return h.outLimits.evicted.Load() }
 
 // classOf is cl's class for the output limits.
 func classOf(cl *client) int {
+	if cl.monitoring() {
+		return config.ClassReplica // as Redis, whose monitors are replicas
+	}
 	if cl.subscribed() {
 		return config.ClassPubsub
 	}

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -490,6 +491,7 @@ func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byt
 	s.box.write(crlf)
 	if pending := int64(s.box.size + s.cl.conn.OutputBacklog()); limit > 0 && pending > limit {
 		s.overLimit, s.overBytes = true, pending
+		fmt.Fprintf(os.Stderr, "PROBE over: box %d backlog %d maxFlushBox %d free %d\n", s.box.size, s.cl.conn.OutputBacklog(), probeMaxFlush.Load(), len(freeChunks))
 		dropped := s.box.take()
 		dropped.each(func([]byte) {})
 	}
@@ -519,6 +521,9 @@ func (s *subscriber) flush() {
 	c := s.cl.conn
 	s.mu.Lock()
 	box, over, pending := s.box.take(), s.overLimit, s.overBytes
+	if int64(box.size) > probeMaxFlush.Load() {
+		probeMaxFlush.Store(int64(box.size))
+	}
 	s.boxLen.Store(0)
 	s.scheduled = false
 	s.mu.Unlock()
@@ -641,6 +646,9 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 	queued := s.queued.Load()
 	b = append(b, " flags="...)
 	n := len(b)
+	if s.monitor.Load() {
+		b = append(b, 'O')
+	}
 	if counts[0]+counts[1]+counts[2] > 0 {
 		b = append(b, 'P')
 	}
@@ -677,3 +685,5 @@ func clientTypeIs(cl *client, t []byte) bool {
 	}
 	return ascii.EqualFold(t, "NORMAL")
 }
+
+var probeMaxFlush atomic.Int64

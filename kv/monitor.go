@@ -1,0 +1,174 @@
+package kv
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoalkv/shoal/internal/ascii"
+)
+
+// MONITOR: every command any client runs, on any loop or in a transaction,
+// is sent to the monitoring clients as Redis formats it,
+//
+//	+1700000000.123456 [0 127.0.0.1:50000] "set" "k" "v"
+//
+// (time, database, client address, the arguments quoted as Redis's
+// sdscatrepr), after it ran. Admin commands are not shown and AUTH's and
+// HELLO's credentials are "(redacted)", as in Redis 7.0. A monitor's
+// lines go through its subscriber mailbox and count against the replica
+// class's output limit, Redis's class for monitors, so a monitor that
+// does not read is closed instead of holding memory without bound. Lines
+// from different loops arrive in the order they were delivered, which
+// for commands running at the same instant on two loops is either.
+
+var _ = registerFamily(family{commands: []*command{
+	{
+		name: "monitor", arity: 1, fn: cmdMonitor,
+		flags: "admin noscript loading stale", acl: "@admin @slow @dangerous",
+		doc: commandDoc{"Streams every command the server runs to this connection.", "1.0.0", "server", noComplexity},
+	},
+}})
+
+// monitors is the Handler's registry of monitoring clients.
+type monitors struct {
+	active atomic.Int64 // monitoring clients: dispatch's fast test
+	mu     sync.Mutex
+	list   []*client
+}
+
+// monitoring reports whether cl is a monitor (CLIENT LIST's O flag).
+func (cl *client) monitoring() bool {
+	s := cl.sess.Load()
+	return s != nil && s.monitor.Load()
+}
+
+func cmdMonitor(h *Handler, cl *client, _ [][]byte) {
+	if cl.monitoring() {
+		return // as Redis: a second MONITOR is ignored, unanswered
+	}
+	s := cl.sessionOf()
+	sub := cl.subscriberOf()
+	s.monitor.Store(true)
+	cl.noteClass(sub)
+	m := &h.monitors
+	m.mu.Lock()
+	m.list = append(m.list, cl)
+	m.mu.Unlock()
+	m.active.Add(1)
+	cl.writeOK()
+}
+
+// stopMonitor takes cl out of the monitors (its close, RESET).
+func (h *Handler) stopMonitor(cl *client) {
+	s := cl.sess.Load()
+	if s == nil || !s.monitor.Load() {
+		return
+	}
+	s.monitor.Store(false)
+	m := &h.monitors
+	m.mu.Lock()
+	for i, c := range m.list {
+		if c == cl {
+			m.list = append(m.list[:i], m.list[i+1:]...)
+			break
+		}
+	}
+	m.mu.Unlock()
+	m.active.Add(-1)
+	if sub := s.sub.Load(); sub != nil {
+		cl.noteClass(sub)
+	}
+}
+
+// feedMonitors sends the command cl ran to every monitor; dispatch calls
+// it while any is active.
+func (h *Handler) feedMonitors(cl *client, cmd *command, args [][]byte) {
+	if hasWord(cmd.flags, "admin") || cl.conn == nil {
+		return // too dangerous to show, as Redis; or the AOF replay
+	}
+	now := time.Now()
+	line := make([]byte, 0, 64)
+	line = append(line, '+')
+	line = strconv.AppendInt(line, now.Unix(), 10)
+	line = append(line, '.')
+	usec := strconv.AppendInt(nil, int64(now.Nanosecond()/1000), 10)
+	for i := len(usec); i < 6; i++ {
+		line = append(line, '0')
+	}
+	line = append(line, usec...)
+	line = append(line, " ["...)
+	line = strconv.AppendInt(line, int64(cl.selected.Load()), 10)
+	line = append(line, ' ')
+	line = append(line, cl.addr...)
+	line = append(line, ']')
+	redact := redactFrom(cmd, args)
+	for i, a := range args {
+		line = append(line, ' ')
+		if i >= redact {
+			line = append(line, `"(redacted)"`...)
+			continue
+		}
+		line = appendRepr(line, a)
+	}
+	line = append(line, "\r\n"...)
+	limit := h.outLimits.replicaHard.Load()
+	m := &h.monitors
+	m.mu.Lock()
+	list := append([]*client(nil), m.list...)
+	m.mu.Unlock()
+	for _, mon := range list {
+		if s := mon.sess.Load(); s != nil {
+			if sub := s.sub.Load(); sub != nil {
+				sub.deliverRaw(line, limit)
+			}
+		}
+	}
+}
+
+// redactFrom is the first argument MONITOR hides: AUTH's, and HELLO's
+// after its AUTH (len(args): none).
+func redactFrom(cmd *command, args [][]byte) int {
+	switch cmd.name {
+	case "auth":
+		return 1
+	case "hello":
+		for i := 2; i < len(args); i++ {
+			if ascii.EqualFold(args[i], "auth") {
+				return i + 1
+			}
+		}
+	}
+	return len(args)
+}
+
+// appendRepr appends a quoted as Redis's sdscatrepr: in double quotes,
+// with \\ \" \n \r \t \a \b escaped and other unprintable bytes as \xHH.
+func appendRepr(b, a []byte) []byte {
+	b = append(b, '"')
+	for _, c := range a {
+		switch c {
+		case '\\', '"':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, `\n`...)
+		case '\r':
+			b = append(b, `\r`...)
+		case '\t':
+			b = append(b, `\t`...)
+		case '\a':
+			b = append(b, `\a`...)
+		case '\b':
+			b = append(b, `\b`...)
+		default:
+			if c < 0x20 || c >= 0x7f {
+				const hex = "0123456789abcdef"
+				b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,75 @@
+package kv_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// monitorHead is MONITOR's time and client address, which differ between
+// servers and runs.
+var monitorHead = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) [0-9.:]+\]`)
+
+// TestMonitorMatchesRedis: a monitor sees the same lines from redis-server
+// and from Shoal for the same commands, the time and the client's port
+// masked: the database, the quoting of every byte, AUTH redacted, admin
+// commands and rejected ones left out, EXEC's commands one by one.
+func TestMonitorMatchesRedis(t *testing.T) {
+	redisAddr := startRedis(t)
+	srv := startLoops(t, 2)
+	scenario := func(addr string) []string {
+		mon, c := dialRaw(t, addr), dialRaw(t, addr)
+		if r := mon.Do("MONITOR"); r != "+OK\r\n" {
+			t.Fatalf("%s: MONITOR: %q", addr, r)
+		}
+		for _, cmd := range [][]string{
+			{"SET", "k", "v"}, {"GET", "k"}, {"SELECT", "2"}, {"SET", "a b", "x\ny\x01\"\\\xff"}, {"AUTH", "secret"},
+			{"CONFIG", "GET", "maxmemory"}, {"NOSUCH", "x"}, {"MULTI"}, {"INCR", "n"}, {"PING"}, {"EXEC"},
+			{"HELLO", "2", "AUTH", "default", "pw"}, {"SELECT", "0"}, {"DEL", "k"}, {"ECHO", "end"},
+		} {
+			c.Do(cmd...)
+		}
+		var got []string
+		for {
+			line, err := mon.Read()
+			if err != nil {
+				t.Fatalf("%s: reading the monitor: %v (so far %q)", addr, err, got)
+			}
+			got = append(got, monitorHead.ReplaceAllString(line, "+T [$1 ADDR]"))
+			if strings.HasSuffix(strings.ToLower(line), "\"echo\" \"end\"\r\n") {
+				return got
+			}
+		}
+	}
+	want, have := scenario(redisAddr), scenario(srv.addr)
+	if strings.Join(want, "") != strings.Join(have, "") {
+		t.Fatalf("the monitor saw\nredis: %q\nshoal: %q", want, have)
+	}
+}
+
+// TestStalledMonitorIsClosedAtItsLimit: a monitor that stops reading is
+// closed at the replica class's hard limit (Redis's class for monitors)
+// instead of holding every command it was sent.
+func TestStalledMonitorIsClosedAtItsLimit(t *testing.T) {
+	srv := startLoops(t, 2)
+	ctl := dialRaw(t, srv.addr)
+	if r := ctl.Do("CONFIG", "SET", "client-output-buffer-limit", "replica 1mb 0 0"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	defer ctl.Do("CONFIG", "SET", "client-output-buffer-limit", "replica 256mb 64mb 60")
+	mon := dialRaw(t, srv.addr)
+	if r := mon.Do("MONITOR"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	if !strings.Contains(ctl.Do("CLIENT", "LIST"), "flags=O ") {
+		t.Fatal("CLIENT LIST does not show the monitor's O flag")
+	}
+	w := dialRaw(t, srv.addr)
+	val := strings.Repeat("v", 64<<10)
+	for i := 0; i < 400 && strings.Contains(ctl.Do("CLIENT", "LIST"), "flags=O "); i++ { // up to 25 MB of lines
+		w.Do("SET", "k", val)
+	}
+	if strings.Contains(ctl.Do("CLIENT", "LIST"), "flags=O ") {
+		t.Fatal("the stalled monitor was not closed after 25 MB of commands over its 1 MB limit")
+	}
+}
