@@ -44,7 +44,10 @@ func Params() []Param {
 
 		// Memory (the store).
 		{Name: "maxmemory", Kind: Memory(0, math.MaxInt64), Default: "0", RunTime: true, Usage: "memory limit for data, e.g. 100mb, 1gb (0: none)"},
-		{Name: "maxmemory-policy", Kind: Enum("noeviction", "allkeys-random", "allkeys-lru", "volatile-lru", "volatile-ttl"), Default: "noeviction", RunTime: true, Usage: "eviction policy"},
+		{Name: "maxmemory-policy", Kind: Enum("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"), Default: "noeviction", RunTime: true, Usage: "eviction policy"},
+		{Name: "maxmemory-samples", Kind: Int(1, math.MaxInt32), Default: "5", RunTime: true, Usage: "keys each eviction weighs per sampled shard"},
+		{Name: "lfu-log-factor", Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "how slowly the LFU counter grows with accesses"},
+		{Name: "lfu-decay-time", Kind: Int(0, math.MaxInt32), Default: "1", RunTime: true, Usage: "minutes without access for the LFU counter to lose one (0: never)"},
 		{Name: "maxmemory-clients", Kind: MemoryOrPercent(), Default: "0", RunTime: true, Usage: "close the clients using the most buffer memory while all clients use more than this (bytes or a % of maxmemory; 0: no limit)"},
 
 		// Persistence (package kv, the aof.Writer). appendonly is chosen

@@ -63,6 +63,18 @@ func (h *Handler) ownSettings(o Options) {
 			st.SetPolicy(pol)
 		},
 	})
+	p.Own("maxmemory-samples", config.Owner{
+		Get: func() string { return strconv.FormatInt(st.Samples(), 10) },
+		Set: func(v string) { st.SetSamples(atoi64(v)) },
+	})
+	p.Own("lfu-log-factor", config.Owner{
+		Get: func() string { f, _ := st.LFU(); return strconv.FormatInt(f, 10) },
+		Set: func(v string) { _, d := st.LFU(); st.SetLFU(atoi64(v), d) },
+	})
+	p.Own("lfu-decay-time", config.Owner{
+		Get: func() string { _, d := st.LFU(); return strconv.FormatInt(d, 10) },
+		Set: func(v string) { f, _ := st.LFU(); st.SetLFU(f, atoi64(v)) },
+	})
 	p.Own("requirepass", config.Owner{
 		Get: func() string { return s.get(&s.password) },
 		Set: func(v string) {

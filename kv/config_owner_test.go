@@ -32,7 +32,7 @@ func TestMaxMemoryIsReadFromTheStore(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Shutdown(t.Context()) })
 	c := dialRaw(t, srv.Addr().String())
-	if r := c.Do("CONFIG", "GET", "maxmemory*"); r != "*6\r\n$9\r\nmaxmemory\r\n$8\r\n10485760\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n$17\r\nmaxmemory-clients\r\n$1\r\n0\r\n" {
+	if r := c.Do("CONFIG", "GET", "maxmemory*"); r != "*8\r\n$9\r\nmaxmemory\r\n$8\r\n10485760\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n$17\r\nmaxmemory-samples\r\n$1\r\n5\r\n$17\r\nmaxmemory-clients\r\n$1\r\n0\r\n" {
 		t.Fatalf("CONFIG GET maxmemory*: %q", r)
 	}
 	if r := c.Do("INFO", "memory"); !strings.Contains(r, "maxmemory:10485760\r\n") || !strings.Contains(r, "maxmemory_policy:allkeys-lru\r\n") {

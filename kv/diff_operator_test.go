@@ -34,6 +34,17 @@ func init() {
 		c("COMMAND LIST FILTERBY"), c("COMMAND LIST FILTERBY FOO x"), c("COMMAND LIST FILTERBY ACLCAT nosuch"),
 		c("COMMAND LIST FILTERBY PATTERN get* x"), c("COMMAND LIST FILTERBY ACLCAT hash", sortedBulk), c("COMMAND LIST FILTERBY PATTERN z*", sortedBulk),
 	}
+	diffCases["lfu"] = []step{
+		c("CONFIG SET maxmemory-policy allkeys-lfu"), c("SET k v"), c("OBJECT FREQ k"), c("GET k"), c("OBJECT FREQ k"),
+		c("OBJECT IDLETIME k"), c("OBJECT FREQ missing"), c("CONFIG SET maxmemory-policy volatile-lfu"), c("OBJECT FREQ k"),
+		c("CONFIG SET maxmemory-policy volatile-random"), c("CONFIG GET maxmemory-policy"), c("OBJECT FREQ k"),
+		c("OBJECT IDLETIME k", sameType), c("CONFIG SET maxmemory-policy allkeys-mru"), c("CONFIG SET maxmemory-policy noeviction"),
+		c("CONFIG GET maxmemory-samples"), c("CONFIG SET maxmemory-samples 0"), c("CONFIG SET maxmemory-samples 10"),
+		c("CONFIG GET maxmemory-samples"), c("CONFIG SET maxmemory-samples 5"), c("CONFIG GET lfu-*"),
+		c("CONFIG SET lfu-log-factor -1"), c("CONFIG SET lfu-log-factor 20"), c("CONFIG GET lfu-log-factor"),
+		c("CONFIG SET lfu-log-factor 10"), c("CONFIG SET lfu-decay-time 0"), c("CONFIG GET lfu-decay-time"),
+		c("CONFIG SET lfu-decay-time 1"),
+	}
 	diffCases["lcs"] = []step{
 		c("MSET key1 ohmytext key2 mynewtext"), c("LCS key1 key2"), c("LCS key1 key2 LEN"), c("LCS key1 key2 IDX"),
 		c("LCS key1 key2 IDX MINMATCHLEN 4"), c("LCS key1 key2 IDX MINMATCHLEN 4 WITHMATCHLEN"),

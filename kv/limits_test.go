@@ -301,7 +301,7 @@ func TestConfigGetGlobAndSet(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{})
 	conn := dialRaw(t, srv.addr)
 	got := conn.Do("CONFIG", "GET", "maxmemory*")
-	if got != "*6\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n$17\r\nmaxmemory-clients\r\n$1\r\n0\r\n" {
+	if got != "*8\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n$17\r\nmaxmemory-samples\r\n$1\r\n5\r\n$17\r\nmaxmemory-clients\r\n$1\r\n0\r\n" {
 		t.Errorf("CONFIG GET maxmemory*: %q", got)
 	}
 	got = conn.Do("CONFIG", "GET", "save", "appendonly", "sa*")

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/store"
 )
 
 // COPY and OBJECT: the generic commands that look at a value of any type.
@@ -98,23 +99,32 @@ func cmdObjectEncoding(h *Handler, cl *client, args [][]byte) {
 	cl.writeBulkStr(enc)
 }
 
-// cmdObjectFreq: Shoal has no LFU policies, so, as Redis under an LRU or no
-// policy, it tracks no access frequency.
+// cmdObjectFreq answers the key's access counter under an LFU policy, and
+// Redis's error under the others, which track no frequency.
 func cmdObjectFreq(h *Handler, cl *client, args [][]byte) {
-	if cl.db().Type(args[2]) == "none" {
+	freq, ok := cl.db().Frequency(args[2])
+	switch {
+	case !ok:
 		cl.writeNull()
-		return
+	case !isLFU(h.shared.Policy()):
+		cl.writeError("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
+		cl.writeInt(freq)
 	}
-	cl.writeError("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 }
+
+func isLFU(p store.Policy) bool { return p == store.AllKeysLFU || p == store.VolatileLFU }
 
 func cmdObjectIdleTime(h *Handler, cl *client, args [][]byte) {
 	secs, ok := cl.db().IdleSeconds(args[2])
-	if !ok {
+	switch {
+	case !ok:
 		cl.writeNull()
-		return
+	case isLFU(h.shared.Policy()):
+		cl.writeError("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
+		cl.writeInt(secs)
 	}
-	cl.writeInt(secs)
 }
 
 // cmdObjectRefCount answers as Redis does: its values are not shared, except

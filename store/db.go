@@ -20,6 +20,10 @@ type group struct {
 	external  atomic.Int64 // SetExternalMemory: memory outside the store that counts against maxMemory
 	loading   atomic.Bool  // SetLoading: the clock reads 0 and nothing expires
 
+	samples      atomic.Int64 // maxmemory-samples
+	lfuLogFactor atomic.Int64 // lfu-log-factor
+	lfuDecayTime atomic.Int64 // lfu-decay-time, minutes
+
 	mu      sync.Mutex
 	members atomic.Pointer[[]*Store] // every database, in creation order
 }
@@ -149,9 +153,9 @@ func (s *Store) transfer(dst *Store, src, dstKey []byte, replace, move bool) (bo
 		if !move {
 			o = o.Clone()
 		}
-		nid, ok = dsh.putObject(uint32(dh), dstKey, o, dst.lruClock())
+		nid, ok = dsh.putObject(uint32(dh), dstKey, o, dst.stamp())
 	} else {
-		nid, ok = dsh.insert(uint32(dh), dstKey, int(e.vlen), e.kind(), dst.lruClock())
+		nid, ok = dsh.insert(uint32(dh), dstKey, int(e.vlen), e.kind(), dst.stamp())
 		if ok {
 			copy(dsh.val(&dsh.entries[nid]), ssh.val(&e))
 		}

@@ -17,9 +17,13 @@ const (
 	AllKeysLRU
 	VolatileLRU
 	VolatileTTL
+	VolatileRandom
+	AllKeysLFU
+	VolatileLFU
 )
 
-var policyNames = [...]string{"noeviction", "allkeys-random", "allkeys-lru", "volatile-lru", "volatile-ttl"}
+var policyNames = [...]string{"noeviction", "allkeys-random", "allkeys-lru", "volatile-lru", "volatile-ttl",
+	"volatile-random", "allkeys-lfu", "volatile-lfu"}
 
 // String returns the redis.conf name of p.
 func (p Policy) String() string {
@@ -36,7 +40,7 @@ func ParsePolicy(s string) (Policy, error) {
 			return Policy(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unsupported maxmemory-policy %q (supported: noeviction, allkeys-random, allkeys-lru, volatile-lru, volatile-ttl)", s)
+	return 0, fmt.Errorf("unsupported maxmemory-policy %q (supported: %s)", s, strings.Join(policyNames[:], ", "))
 }
 
 // Eviction, after Redis's approximate LRU: rather than keep a global LRU list (a pointer
@@ -45,7 +49,7 @@ func ParsePolicy(s string) (Policy, error) {
 
 const (
 	evictShardSamples = 5 // shards sampled per eviction
-	evictKeySamples   = 5 // candidate keys per sampled shard (maxmemory-samples)
+	defaultSamples    = 5 // maxmemory-samples: candidate keys per sampled shard
 	// evictScanLimit bounds the entries walked in a shard to find volatile candidates.
 	evictScanLimit = 64
 )
@@ -122,14 +126,15 @@ func (s *Store) evict(c *evictCandidate) {
 	s.unlock(l)
 }
 
-// sampleShard offers up to evictKeySamples keys of shard i to best. full walks the
+// sampleShard offers up to maxmemory-samples keys of shard i to best. full walks the
 // whole shard instead of a bounded stretch from a random start.
 func (s *Store) sampleShard(i int, p Policy, best *evictCandidate, full bool) {
 	sh := &s.shards[i]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	n := len(sh.entries)
-	if sh.count == 0 || ((p == VolatileLRU || p == VolatileTTL) && sh.volatile == 0) {
+	volatileOnly := p == VolatileLRU || p == VolatileTTL || p == VolatileRandom || p == VolatileLFU
+	if sh.count == 0 || (volatileOnly && sh.volatile == 0) {
 		return
 	}
 	clock := s.lruClock()
@@ -139,9 +144,10 @@ func (s *Store) sampleShard(i int, p Policy, best *evictCandidate, full bool) {
 	}
 	start := rand.IntN(n)
 	taken := 0
-	for k := 0; k < limit && taken < evictKeySamples; k++ {
+	samples := int(s.g.samples.Load())
+	for k := 0; k < limit && taken < samples; k++ {
 		id := start + k
-		if p == AllKeysRandom || p == AllKeysLRU {
+		if !volatileOnly {
 			id = rand.IntN(n) // all entries qualify: sample at random, not a stretch
 		}
 		e := &sh.entries[id%n]
@@ -149,19 +155,17 @@ func (s *Store) sampleShard(i int, p Policy, best *evictCandidate, full bool) {
 		if uint8(meta>>24) == kindFree {
 			continue
 		}
+		if volatileOnly && e.expireAt() == 0 {
+			continue
+		}
 		var score int64
 		switch p {
-		case AllKeysRandom:
 		case AllKeysLRU, VolatileLRU:
-			if p == VolatileLRU && e.expireAt() == 0 {
-				continue
-			}
 			score = int64((clock - meta) & lruMask) // idle seconds, wrap-safe
 		case VolatileTTL:
-			if e.expireAt() == 0 {
-				continue
-			}
 			score = -e.expireAt()
+		case AllKeysLFU, VolatileLFU:
+			score = 255 - int64(s.lfuDecayed(meta&lruMask)) // the least used first
 		}
 		taken++
 		if !best.found || score > best.score {

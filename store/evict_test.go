@@ -218,12 +218,12 @@ func TestUsedMemoryReturnsToZero(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	for _, p := range []Policy{NoEviction, AllKeysRandom, AllKeysLRU, VolatileLRU, VolatileTTL} {
+	for _, p := range []Policy{NoEviction, AllKeysRandom, AllKeysLRU, VolatileLRU, VolatileTTL, VolatileRandom, AllKeysLFU, VolatileLFU} {
 		if got, err := ParsePolicy(p.String()); got != p || err != nil {
 			t.Errorf("ParsePolicy(%q) = %v %v", p.String(), got, err)
 		}
 	}
-	if _, err := ParsePolicy("ALLKEYS-LFU"); err == nil {
+	if _, err := ParsePolicy("allkeys-mru"); err == nil {
 		t.Error("unsupported policy accepted")
 	}
 	if p, _ := ParsePolicy("AllKeys-LRU"); p != AllKeysLRU {

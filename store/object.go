@@ -148,7 +148,7 @@ func (s *Store) Update(key []byte, k Kind, need int64, fn func(o Object) Object)
 		if n == nil || n.Len() == 0 {
 			return nil
 		}
-		if _, ok := sh.putObject(l.h, key, n, s.lruClock()); !ok {
+		if _, ok := sh.putObject(l.h, key, n, s.stamp()); !ok {
 			return ErrOOM
 		}
 		return nil
@@ -279,7 +279,7 @@ func (t *Tx) Put(i int, o Object) error {
 	if o == nil || o.Len() == 0 {
 		return nil
 	}
-	if _, ok := sh.putObject(h, t.keys[i], o, t.s.lruClock()); !ok {
+	if _, ok := sh.putObject(h, t.keys[i], o, t.s.stamp()); !ok {
 		return ErrOOM
 	}
 	return nil
@@ -310,9 +310,9 @@ func (s *Store) Copy(src, dst []byte, replace bool) (bool, error) {
 	var nid int
 	var ok bool
 	if isObject(e.kind()) {
-		nid, ok = dsh.putObject(uint32(ml.hash[1]), dst, ssh.objectOf(&e).Clone(), s.lruClock())
+		nid, ok = dsh.putObject(uint32(ml.hash[1]), dst, ssh.objectOf(&e).Clone(), s.stamp())
 	} else {
-		nid, ok = dsh.insert(uint32(ml.hash[1]), dst, int(e.vlen), e.kind(), s.lruClock())
+		nid, ok = dsh.insert(uint32(ml.hash[1]), dst, int(e.vlen), e.kind(), s.stamp())
 		if ok {
 			if ssh == dsh { // the insert may have rehashed the shard
 				_, sid = ssh.find(uint32(ml.hash[0]), src)

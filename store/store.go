@@ -60,6 +60,9 @@ func New(o Options) *Store {
 	g := &group{}
 	g.maxMemory.Store(o.MaxMemory)
 	g.policy.Store(int32(o.Policy))
+	g.samples.Store(defaultSamples)
+	g.lfuLogFactor.Store(10)
+	g.lfuDecayTime.Store(1)
 	return newStore(o, g)
 }
 
@@ -140,6 +143,10 @@ func (s *Store) lruClock() uint32 {
 // touch records an access to e; it may run under the read lock, hence the atomics, and it
 // skips the store when the clock has not moved to keep the cache line shared.
 func (s *Store) touch(e *entry) {
+	if Policy(s.g.policy.Load()).isLFU() {
+		s.touchLFU(e)
+		return
+	}
 	c := s.lruClock()
 	m := atomic.LoadUint32(&e.meta)
 	if m&lruMask != c {

@@ -95,7 +95,8 @@ func (s *Store) setLocked(sh *shard, h uint32, key, val []byte, o SetOptions, ol
 			return old, hadOld, false, ErrOOM
 		}
 		copy(sh.val(e), val)
-		e.meta = uint32(kindString)<<24 | s.lruClock()
+		e.meta = uint32(kindString)<<24 | e.meta&lruMask
+		s.touch(e)
 		sh.setExpiry(e, expire)
 		return old, hadOld, true, nil
 	}
@@ -105,7 +106,7 @@ func (s *Store) setLocked(sh *shard, h uint32, key, val []byte, o SetOptions, ol
 	if !o.KeepTTL && o.ExpireAt != 0 && o.ExpireAt <= s.now() {
 		return old, false, true, nil
 	}
-	id, ok := sh.insert(h, key, len(val), kindString, s.lruClock())
+	id, ok := sh.insert(h, key, len(val), kindString, s.stamp())
 	if !ok {
 		return old, false, false, ErrOOM
 	}
@@ -176,7 +177,7 @@ func (s *Store) lookupString(sh *shard, h uint32, key []byte) (slot, id int, err
 // putString stores val at key (new or existing string), keeping an existing expiry.
 func (s *Store) putString(sh *shard, h uint32, key []byte, id int, val []byte) error {
 	if id < 0 {
-		nid, ok := sh.insert(h, key, len(val), kindString, s.lruClock())
+		nid, ok := sh.insert(h, key, len(val), kindString, s.stamp())
 		if !ok {
 			return ErrOOM
 		}
@@ -413,7 +414,7 @@ func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 	}
 	need := int(offset) + len(val)
 	if id < 0 {
-		nid, ok := sh.insert(h, key, need, kindString, s.lruClock())
+		nid, ok := sh.insert(h, key, need, kindString, s.stamp())
 		if !ok {
 			return 0, ErrOOM
 		}

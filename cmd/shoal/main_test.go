@@ -390,7 +390,7 @@ func TestConfigFlagEnvDefault(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--port", "70000"}, {"--maxmemory", "lots"}, {"--balancer", "random"}, {"--engine", "epoll"},
-		{"--maxmemory-policy", "allkeys-lfu"}, {"--loglevel", "loud"}, {"--maxclients", "0"}, {"extra"},
+		{"--maxmemory-policy", "allkeys-mru"}, {"--loglevel", "loud"}, {"--maxclients", "0"}, {"extra"},
 	} {
 		if _, err := parseConfig(bad, func(string) string { return "" }); err == nil {
 			t.Errorf("parseConfig(%q) accepted", bad)
