@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
 )
 
@@ -35,7 +36,10 @@ func FuzzServer(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		// As long as a raw read waits: a seed (hostile-integers) builds a
+		// 512 MiB string, which under -race on a loaded machine takes
+		// longer than 5 s.
+		_ = c.SetDeadline(time.Now().Add(shoaltest.ReadTimeout))
 		go func() {
 			_, _ = c.Write(input)
 			_ = c.(*net.TCPConn).CloseWrite()
@@ -50,7 +54,7 @@ func FuzzServer(f *testing.F) {
 			if err != nil {
 				var ne net.Error
 				if errors.As(err, &ne) && ne.Timeout() {
-					t.Fatalf("server neither answered nor closed: %v", err)
+					t.Fatalf("server neither answered nor closed: %v; input began %q", err, input[:min(len(input), 300)])
 				}
 				t.Fatalf("malformed reply stream after %q: %v", sb.String(), err)
 			}
