@@ -2,6 +2,7 @@ package kv
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/shoalkv/shoal/internal/ascii"
@@ -37,7 +38,20 @@ func (h *Handler) db(i int) *store.Store {
 	}
 	s := h.shared.NewDB()
 	h.dbs[i].Store(s)
+	made := append(append([]int(nil), h.madeIndexes()...), i)
+	slices.Sort(made)
+	h.made.Store(&made)
 	return s
+}
+
+// madeIndexes returns the indexes of the databases made so far, ascending:
+// what loops over every database walk, so that a large 'databases' costs
+// nothing until they are used.
+func (h *Handler) madeIndexes() []int {
+	if p := h.made.Load(); p != nil {
+		return *p
+	}
+	return []int{0}
 }
 
 // existingDB returns database i, or nil if nothing made it yet (it is
@@ -48,7 +62,7 @@ func (h *Handler) existingDB(i int) *store.Store { return h.dbs[i].Load() }
 func (h *Handler) closeDBs() {
 	h.dbMu.Lock()
 	defer h.dbMu.Unlock()
-	for i := range h.dbs {
+	for _, i := range h.madeIndexes() {
 		if s := h.dbs[i].Load(); s != nil && s != h.shared {
 			s.Close()
 		}
@@ -58,7 +72,7 @@ func (h *Handler) closeDBs() {
 // usedMemory is what every database's keys use.
 func (h *Handler) usedMemory() int64 {
 	var n int64
-	for i := range h.dbs {
+	for _, i := range h.madeIndexes() {
 		if s := h.dbs[i].Load(); s != nil {
 			n += s.Stats().UsedMemory
 		}
@@ -69,7 +83,7 @@ func (h *Handler) usedMemory() int64 {
 // KeyspaceStats sums every database's counters (Store().Stats() is database 0's).
 func (h *Handler) KeyspaceStats() store.Stats {
 	var t store.Stats
-	for i := range h.dbs {
+	for _, i := range h.madeIndexes() {
 		s := h.dbs[i].Load()
 		if s == nil {
 			continue
@@ -173,7 +187,7 @@ func cmdSwapDB(h *Handler, cl *client, args [][]byte) {
 // appendKeyspaceInfo appends INFO's keyspace section: a line per
 // database that has keys.
 func (h *Handler) appendKeyspaceInfo(b []byte) []byte {
-	for i := range h.dbs {
+	for _, i := range h.madeIndexes() {
 		s := h.dbs[i].Load()
 		if s == nil {
 			continue

@@ -3,10 +3,15 @@ package kv_test
 import (
 	"context"
 	"errors"
+	"flag"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/shoalkv/shoal/config"
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
 )
 
 // dbConn is oneConn on database db (go-redis sends SELECT as it connects).
@@ -97,5 +102,35 @@ func TestWatchIsPerDatabase(t *testing.T) {
 	}
 	if v := w.Get(ctx, "k").Val(); v != "moving" {
 		t.Fatalf("database 2's k = %q, want the moved value", v)
+	}
+}
+
+// TestManyDatabasesCostNothingUntilUsed: with databases at its maximum
+// (2^20), the highest index works, INFO keyspace lists the databases used
+// and FLUSHALL empties them (each walks only the databases made).
+func TestManyDatabasesCostNothingUntilUsed(t *testing.T) {
+	params := config.New(config.Params())
+	if err := params.ParseFlags(flag.NewFlagSet("t", flag.ContinueOnError), []string{"--databases", "1048576"}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	srv := startShoal(t, kv.Options{Params: params}, eventloop.Options{})
+	c := dialRaw(t, srv.addr)
+	for _, db := range []string{"1048575", "7", "0"} {
+		c.Do("SELECT", db)
+		if r := c.Do("SET", "k", db); r != "+OK\r\n" {
+			t.Fatalf("SET in database %s: %q", db, r)
+		}
+	}
+	info := c.Do("INFO", "keyspace")
+	for _, want := range []string{"db0:keys=1", "db7:keys=1", "db1048575:keys=1"} {
+		if !strings.Contains(info, want) {
+			t.Fatalf("INFO keyspace lacks %s:\n%s", want, info)
+		}
+	}
+	if r := c.Do("FLUSHALL"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	if r := c.Do("SELECT", "1048576"); !strings.Contains(r, "out of range") {
+		t.Fatalf("SELECT 1048576 with databases 1048576: %q", r)
 	}
 }

@@ -56,6 +56,7 @@ type Handler struct {
 	// for what they all share: maxmemory, the policy, the clock, the
 	// shard layout. Keys are always read through dbs.
 	dbs     []atomic.Pointer[store.Store]
+	made    atomic.Pointer[[]int] // indexes of the databases made, ascending (madeIndexes)
 	dbMu    sync.Mutex
 	shared  *store.Store
 	opts    Options

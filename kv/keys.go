@@ -165,7 +165,7 @@ func cmdFlush(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	if cmd := args[0]; ascii.EqualFold(cmd, "flushall") {
-		for i := range h.dbs {
+		for _, i := range h.madeIndexes() {
 			if s := h.existingDB(i); s != nil {
 				s.Flush()
 			}

@@ -650,7 +650,7 @@ func cmdMemoryStats(h *Handler, cl *client, _ [][]byte) {
 		{"allocator.resident", residentSetSize()},
 	}
 	var dbs []int
-	for i := range h.dbs {
+	for _, i := range h.madeIndexes() {
 		if s := h.existingDB(i); s != nil && s.DBSize() > 0 {
 			dbs = append(dbs, i)
 		}

@@ -124,7 +124,7 @@ func (h *Handler) runRewrite(r *aof.Rewrite) {
 // concatenated in no set order, so each starts and ends in database 0:
 // another database's keys come between SELECT n and SELECT 0.
 func (h *Handler) copyShard(dst []byte, i int) []byte {
-	for d := range h.dbs {
+	for _, d := range h.madeIndexes() {
 		s := h.existingDB(d)
 		if s == nil {
 			continue
