@@ -2,7 +2,6 @@ package kv
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -491,7 +490,6 @@ func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byt
 	s.box.write(crlf)
 	if pending := int64(s.box.size + s.cl.conn.OutputBacklog()); limit > 0 && pending > limit {
 		s.overLimit, s.overBytes = true, pending
-		fmt.Fprintf(os.Stderr, "PROBE over: box %d backlog %d maxFlushBox %d free %d\n", s.box.size, s.cl.conn.OutputBacklog(), probeMaxFlush.Load(), len(freeChunks))
 		dropped := s.box.take()
 		dropped.each(func([]byte) {})
 	}
@@ -521,9 +519,6 @@ func (s *subscriber) flush() {
 	c := s.cl.conn
 	s.mu.Lock()
 	box, over, pending := s.box.take(), s.overLimit, s.overBytes
-	if int64(box.size) > probeMaxFlush.Load() {
-		probeMaxFlush.Store(int64(box.size))
-	}
 	s.boxLen.Store(0)
 	s.scheduled = false
 	s.mu.Unlock()
@@ -685,5 +680,3 @@ func clientTypeIs(cl *client, t []byte) bool {
 	}
 	return ascii.EqualFold(t, "NORMAL")
 }
-
-var probeMaxFlush atomic.Int64
