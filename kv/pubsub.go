@@ -312,7 +312,26 @@ func (h *Handler) endSubscriptions(sub *subscriber) {
 	sub.mu.Lock()
 	sub.closed = true
 	sub.mu.Unlock()
+	sub.flushOrDrop()
 	sub.cl.noteClass(sub)
+}
+
+// flushOrDrop makes sure what s's mailbox holds is written, after a RESET,
+// or given back if the connection has closed: then no flush runs, and the
+// chunks are outside the garbage collector's reach. s is closed: no
+// message joins the mailbox now.
+func (s *subscriber) flushOrDrop() {
+	s.mu.Lock()
+	s.box.setSlow(false) // a flush after a RESET finds out again
+	empty := s.box.size == 0
+	s.mu.Unlock()
+	if empty || (s.cl.conn != nil && s.cl.conn.Run(s.flushFn) == nil) {
+		return
+	}
+	s.mu.Lock()
+	s.box.drop()
+	s.boxLen.Store(0)
+	s.mu.Unlock()
 }
 
 // endSession ends a client's transaction, watches and subscriptions: on
@@ -490,8 +509,7 @@ func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byt
 	s.box.write(crlf)
 	if pending := int64(s.box.size + s.cl.conn.OutputBacklog()); limit > 0 && pending > limit {
 		s.overLimit, s.overBytes = true, pending
-		dropped := s.box.take()
-		dropped.each(func([]byte) {})
+		s.box.drop()
 	}
 	s.boxLen.Store(int64(s.box.size))
 	schedule := !s.scheduled
@@ -507,31 +525,54 @@ func (s *subscriber) deliver(from *client, sp space, pattern, channel, msg []byt
 func (s *subscriber) drainInto(cl *client) {
 	s.mu.Lock()
 	if s.box.size > 0 {
-		box := s.box.take()
-		box.each(func(p []byte) { cl.out = append(cl.out, p...) })
+		s.box.each(func(p []byte) { cl.out = append(cl.out, p...) })
 		s.boxLen.Store(0)
 	}
 	s.mu.Unlock()
 }
 
-// flush runs on the subscriber's loop: it writes the mailbox to the Conn.
+// flush runs on the subscriber's loop: it writes the mailbox to the Conn,
+// a chunk at a time, each leaving the mailbox only as it is written. So
+// deliver's check of the mailbox and the backlog together sees every byte
+// pending but the chunk being copied, and a chunk goes back as its copy is
+// made: a mailbox that grew while the loop lagged costs nothing once in the
+// backlog. The chunks there when the flush starts are its to write; a
+// later message schedules the next flush, so a subscriber that keeps up
+// with a fast publisher does not keep its loop from the other clients.
 func (s *subscriber) flush() {
 	c := s.cl.conn
 	s.mu.Lock()
-	box, over, pending := s.box.take(), s.overLimit, s.overBytes
-	s.boxLen.Store(0)
 	s.scheduled = false
-	s.mu.Unlock()
-	if over {
-		// Closed at once; its subscriptions end as it closes, so
-		// PUBLISH stops counting it, as Redis stops at once for a
-		// client it frees.
-		c.Abort(fmt.Errorf("%w: %d bytes pending with its mailbox, hard limit %d", ErrOutputLimit, pending, s.cl.h.outLimits.pubsubHard.Load()))
-		return
+	for n := len(s.box.chunks) - s.box.head; ; n-- {
+		if s.overLimit {
+			pending := s.overBytes
+			s.mu.Unlock()
+			// Closed at once; its subscriptions end as it closes, so
+			// PUBLISH stops counting it, as Redis stops at once for a
+			// client it frees.
+			c.Abort(fmt.Errorf("%w: %d bytes pending with its mailbox, hard limit %d", ErrOutputLimit, pending, s.cl.h.outLimits.pubsubHard.Load()))
+			return
+		}
+		if n == 0 {
+			s.mu.Unlock()
+			return
+		}
+		ch, size, ok := s.box.pop()
+		if !ok { // emptied by another: nothing is left to write
+			s.mu.Unlock()
+			return
+		}
+		s.boxLen.Store(int64(s.box.size))
+		s.mu.Unlock()
+		// Each chunk is checked against the limits as it is written, so
+		// a subscriber past its limit is closed at the first that finds
+		// it so (the writes after that fail at once).
+		_, _ = c.Write(ch.buf[:size])
+		slow := c.OutputBacklog() > 0 // the copy is in the backlog
+		putChunk(ch, slow)
+		s.mu.Lock()
+		s.box.setSlow(slow)
 	}
-	// Each chunk is checked against the limits as it is written, so a
-	// subscriber past its limit is closed at the first that finds it so.
-	box.each(func(p []byte) { _, _ = c.Write(p) })
 }
 
 // pingSubscribed is PING in the RESP2 subscribed context: ["pong", arg].

@@ -54,7 +54,10 @@ func TestStalledSubscribersCostTheirLimit(t *testing.T) {
 		if r.Closed != n {
 			t.Errorf("N=%d: the server closed %d of the stalled subscribers", n, r.Closed)
 		}
-		if r.PublishMaxLatency > 5*time.Second {
+		// A hang detector, not a speed target: a publisher blocked behind a
+		// subscriber would wait for good, while on a loaded machine under
+		// -race one PUBLISH to 16 subscribers took 5 s (quiet: 50-600 ms).
+		if r.PublishMaxLatency > 30*time.Second {
 			t.Errorf("N=%d: a PUBLISH took %v: the publisher was held up", n, r.PublishMaxLatency)
 		}
 		if grew := r.PeakRSS - r.BaselineRSS; float64(grew) > 1.25*float64(n)*limit {
