@@ -215,8 +215,13 @@ func TestStalledSubscriberClosedAfterSoftLimitSeconds(t *testing.T) {
 	for i := 0; i < 256; i++ {
 		pub.Do("PUBLISH", "feed", msg)
 	}
-	if omem, _ := strconv.Atoi(clientField(t, ctl, "soft", "omem")); omem < 1<<20 {
-		t.Fatalf("16 MB published and the subscriber's omem is %d, under the soft limit", omem)
+	// On a loaded machine publishing 16 MB may take longer than the soft
+	// limit's second, and the subscriber is already gone: then the log
+	// and the timing below are what is checked.
+	if v := clientField(t, ctl, "soft", "omem"); v != "" {
+		if omem, _ := strconv.Atoi(v); omem < 1<<20 {
+			t.Fatalf("16 MB published and the subscriber's omem is %d, under the soft limit", omem)
+		}
 	}
 	for numsub(t, ctl, "feed") == 1 {
 		if time.Since(start) > 15*time.Second {
