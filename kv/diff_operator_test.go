@@ -40,7 +40,7 @@ func init() {
 		c("CONFIG SET maxmemory-policy volatile-random"), c("CONFIG GET maxmemory-policy"), c("OBJECT FREQ k"),
 		c("OBJECT IDLETIME k", sameType), c("CONFIG SET maxmemory-policy allkeys-mru"), c("CONFIG SET maxmemory-policy noeviction"),
 		c("CONFIG GET maxmemory-samples"), c("CONFIG SET maxmemory-samples 0"), c("CONFIG SET maxmemory-samples 10"),
-		c("CONFIG GET maxmemory-samples"), c("CONFIG SET maxmemory-samples 5"), c("CONFIG GET lfu-*"),
+		c("CONFIG GET maxmemory-samples"), c("CONFIG SET maxmemory-samples 5"), c("CONFIG GET lfu-log-factor"), c("CONFIG GET lfu-decay-time"),
 		c("CONFIG SET lfu-log-factor -1"), c("CONFIG SET lfu-log-factor 20"), c("CONFIG GET lfu-log-factor"),
 		c("CONFIG SET lfu-log-factor 10"), c("CONFIG SET lfu-decay-time 0"), c("CONFIG GET lfu-decay-time"),
 		c("CONFIG SET lfu-decay-time 1"),
