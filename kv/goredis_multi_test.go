@@ -298,6 +298,18 @@ func TestSubscriberThatDoesNotReadIsDisconnected(t *testing.T) {
 	if _, err := c.Write([]byte("SUBSCRIBE flood\r\n")); err != nil {
 		t.Fatal(err)
 	}
+	// Wait for the confirmation: a PUBLISH that ran before the SUBSCRIBE
+	// (another loop, a loaded machine) reaches no one, and the loop below
+	// would take that for the close.
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var got []byte
+	for buf := make([]byte, 256); !strings.Contains(string(got), "flood\r\n:1\r\n"); {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("no SUBSCRIBE confirmation: %v (%q)", err, got)
+		}
+		got = append(got, buf[:n]...)
+	}
 	ctx := context.Background()
 	pub := redis.NewClient(&redis.Options{Addr: srv.addr})
 	defer pub.Close()
