@@ -12,6 +12,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/valyala/bytebufferpool v1.0.0
+	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/sys v0.49.0
 )
 

@@ -143,6 +143,9 @@ func (h *Handler) wakeDB(db int) {
 // serveReady serves the waiters of the keys the last command made ready.
 // dispatch calls it after the command, outside its AOF stripes.
 func (h *Handler) serveReady(st *loopState) {
+	if deferReady(st) { // a script's command: its waiters are served when the script ends (script_run.go)
+		return
+	}
 	keys := st.ready
 	st.ready = nil
 	for _, k := range keys {

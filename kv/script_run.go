@@ -1,0 +1,349 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/proto/resp"
+)
+
+// Running one script: the script client its commands run on, the limits
+// that stop it, its reply or error, and what the AOF and blocked clients
+// get afterwards.
+
+const (
+	// defaultBusyThreshold is busy-reply-threshold's default (Redis's
+	// lua-time-limit), for a settings table without the row.
+	defaultBusyThreshold = 5000 * time.Millisecond
+	// scriptWatchEvery is how often a long script's time and heap are checked.
+	scriptWatchEvery = 50 * time.Millisecond
+	// luaMaxReplyDepth is how deep a script's reply may nest before Redis
+	// answers "reached lua stack limit" in place of the deeper values.
+	luaMaxReplyDepth = 7995
+)
+
+// scriptHeapLimit bounds how much a script may grow the live heap (a
+// variable for the tests).
+var scriptHeapLimit uint64 = 1 << 30
+
+var (
+	errScriptBusy = errors.New("ran longer than busy-reply-threshold")
+	errScriptHeap = errors.New("grew the heap too much")
+)
+
+// scriptLoops are the loop states of the script clients: blocked clients
+// their commands made ready are served when the script ends, not during it
+// (blocking.go's serveReady asks deferReady).
+var scriptLoops sync.Map // *loopState → struct{}
+
+// deferReady reports whether st is a script client's: its ready keys wait
+// for the script's end.
+func deferReady(st *loopState) bool {
+	_, ok := scriptLoops.Load(st)
+	return ok
+}
+
+// scriptRun is the running script: what the redis library's functions
+// need. The engine keeps one and reuses its buffers.
+type scriptRun struct {
+	h        *Handler
+	caller   *client
+	sc       *client
+	script   *luaScript
+	readOnly bool     // EVAL_RO, EVALSHA_RO, or a no-writes shebang
+	wrote    bool     // a write command ran (Redis's SCRIPT_WRITE_DIRTY)
+	args     [][]byte // redis.call's command line, slices of argBuf
+	argBuf   []byte
+	ends     []int // where each argument ends in argBuf
+}
+
+// execute runs s for cl with keys and argv and writes its reply. The
+// caller has stopped the world (or runs alone).
+func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, keys, argv [][]byte, readOnly bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.vm == nil || e.vm.dirty() {
+		e.vm = newLuaVM(e)
+	}
+	vm := e.vm
+	sc := e.bindClient(h, cl)
+	r := &e.run
+	*r = scriptRun{h: h, caller: cl, sc: sc, script: s, readOnly: readOnly, args: r.args[:0], argBuf: r.argBuf[:0], ends: r.ends[:0]}
+	e.running = true
+	defer e.unbind(cl, sc)
+	threshold := h.busyThreshold()
+
+	L := vm.L
+	fn := L.NewFunctionFromProto(s.proto)
+	fn.Env = vm.env
+	vm.base.RawSetString("KEYS", luaStrings(L, keys))
+	vm.base.RawSetString("ARGV", luaStrings(L, argv))
+	L.SetContext(e.watch.begin(threshold))
+	broken, err := vm.call(fn)
+	if err == nil {
+		writeLuaReply(cl, L.Get(-1), sc.proto == 3)
+	}
+	L.SetTop(0)
+	L.RemoveContext()
+	cause := e.watch.end()
+	vm.base.RawSetString("KEYS", lua.LNil)
+	vm.base.RawSetString("ARGV", lua.LNil)
+	if broken {
+		e.vm = nil // the state may be inconsistent after a panic that escaped PCall
+	}
+	if err != nil {
+		r.writeError(cl, err, cause, threshold)
+	}
+}
+
+// call runs fn with the error handler. A panic that escapes PCall (gopher-
+// lua raises a registry overflow while pushing the handler) is an error
+// too, and broken says the state must be replaced.
+func (vm *luaVM) call(fn *lua.LFunction) (broken bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			broken = true
+			if apiErr, ok := p.(*lua.ApiError); ok {
+				err = apiErr
+			} else {
+				err = fmt.Errorf("%v", p)
+			}
+		}
+	}()
+	vm.L.Push(fn)
+	return false, vm.L.PCall(0, 1, vm.handler)
+}
+
+// luaStrings returns a Lua array of args (KEYS, ARGV).
+func luaStrings(L *lua.LState, args [][]byte) *lua.LTable {
+	t := L.CreateTable(len(args), 0)
+	for i, a := range args {
+		t.RawSetInt(i+1, lua.LString(a))
+	}
+	return t
+}
+
+// busyThreshold is busy-reply-threshold: the settings table's if it has
+// the row (milliseconds, 0 for no limit), else Redis's default.
+func (h *Handler) busyThreshold() time.Duration {
+	if !h.params.Has("busy-reply-threshold") {
+		return defaultBusyThreshold
+	}
+	return time.Duration(h.params.Int("busy-reply-threshold")) * time.Millisecond
+}
+
+// bindClient readies the script client for a run by cl: cl's database,
+// RESP2, cl's loop's counters, and the MULTI state of the AOF records
+// (inside an EXEC the transaction's MULTI serves the script's records too).
+func (e *scriptEngine) bindClient(h *Handler, cl *client) *client {
+	sc := e.client
+	if sc == nil {
+		sc = &client{proto: 2, authed: true, valueDigits: 1}
+		sc.sessionOf().execing = true
+		e.client = sc
+	}
+	sc.h = h
+	sc.proto = 2
+	sc.selected.Store(cl.selected.Load())
+	st := cl.stats
+	if st == nil {
+		st = h.cmdStats.forLoop(-1)
+	}
+	e.loop.cmds = st.cmds
+	sc.stats = &e.loop
+	sc.out = sc.out[:0]
+	s := sc.sess.Load()
+	s.multiLogged = false
+	if cs := cl.sess.Load(); cs != nil && cs.execing {
+		s.multiLogged = cs.multiLogged
+	}
+	return sc
+}
+
+// unbind ends a run: the EXEC record after the script's writes, the
+// caller's AOF offset, its ready keys and command count, and no
+// reference left to the Handler.
+func (e *scriptEngine) unbind(cl, sc *client) {
+	h := sc.h
+	s := sc.sess.Load()
+	if cs := cl.sess.Load(); cs != nil && cs.execing {
+		cs.multiLogged = s.multiLogged
+	} else if s.multiLogged {
+		buf := h.aof.Begin()
+		sc.aof.end = h.aof.End(aof.AppendCommand(buf, []byte("EXEC")))
+	}
+	s.multiLogged = false
+	if sc.aof != nil && sc.aof.end > 0 {
+		if cl.aof == nil {
+			cl.aof = &aofState{}
+		}
+		cl.aof.end = max(cl.aof.end, sc.aof.end)
+	}
+	if len(e.loop.ready) > 0 && cl.stats != nil {
+		cl.stats.ready = append(cl.stats.ready, e.loop.ready...)
+		clear(e.loop.ready)
+		e.loop.ready = e.loop.ready[:0]
+	}
+	cl.batchCmds += sc.batchCmds
+	sc.batchCmds = 0
+	if cap(sc.out) > 64<<10 {
+		sc.out = nil
+	}
+	sc.h, sc.stats, e.loop.cmds = nil, nil, nil
+	r := &e.run
+	r.h, r.caller, r.sc, r.script = nil, nil, nil, nil
+	clear(r.args)
+	if cap(r.argBuf) > 64<<10 {
+		r.argBuf = nil
+	}
+	e.running = false
+}
+
+// scriptWatch stops a script that runs too long or grows the heap too
+// much: a timer checks both while it runs and cancels the context
+// gopher-lua's VM polls between instructions. The engine keeps one; its
+// context lasts from run to run until it stops one.
+type scriptWatch struct {
+	mu        sync.Mutex // the fields below, against the timer's goroutine
+	timer     *time.Timer
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	running   bool
+	start     time.Time
+	threshold time.Duration
+	heapBase  uint64
+}
+
+// begin starts watching a run and returns the context for the VM.
+func (w *scriptWatch) begin(threshold time.Duration) context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctx == nil || w.ctx.Err() != nil {
+		w.ctx, w.cancel = context.WithCancelCause(context.Background())
+	}
+	w.running, w.start, w.threshold, w.heapBase = true, time.Now(), threshold, 0
+	if w.timer == nil {
+		w.timer = time.AfterFunc(w.every(), w.check)
+	} else {
+		w.timer.Reset(w.every())
+	}
+	return w.ctx
+}
+
+// every is the interval of the checks: scriptWatchEvery, or the time limit
+// if it is shorter.
+func (w *scriptWatch) every() time.Duration {
+	if w.threshold > 0 && w.threshold < scriptWatchEvery {
+		return w.threshold
+	}
+	return scriptWatchEvery
+}
+
+func (w *scriptWatch) check() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.running {
+		return
+	}
+	if w.threshold > 0 && time.Since(w.start) >= w.threshold {
+		w.cancel(errScriptBusy)
+		return
+	}
+	live := liveHeap()
+	if w.heapBase == 0 || live < w.heapBase {
+		w.heapBase = live
+	} else if live-w.heapBase > scriptHeapLimit {
+		w.cancel(errScriptHeap)
+		return
+	}
+	w.timer.Reset(w.every())
+}
+
+// end stops watching and returns why the watch stopped the run, nil if it
+// did not.
+func (w *scriptWatch) end() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer.Stop()
+	w.running = false
+	return context.Cause(w.ctx)
+}
+
+// liveHeap is the heap the last garbage collection found live.
+func liveHeap() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
+
+// writeError answers a script that failed, as Redis 7.0's luaCallFunction:
+// the error's text, and where it was raised when known.
+func (r *scriptRun) writeError(cl *client, err error, cause error, threshold time.Duration) {
+	var t *lua.LTable
+	var apiErr *lua.ApiError
+	if errors.As(err, &apiErr) {
+		t, _ = apiErr.Object.(*lua.LTable)
+	}
+	var msg, where string
+	ignoreStats := false
+	if t != nil {
+		msg, _ = luaText(t.RawGetString("err"))
+		source, okSource := luaText(t.RawGetString("source"))
+		line, okLine := luaText(t.RawGetString("line"))
+		if okSource && okLine {
+			where = " script: " + r.script.sha + ", on " + source + ":" + line + "."
+		}
+		ignoreStats = t.RawGetString("ignore_error_stats_update") == lua.LTrue
+		if _, isText := luaText(t.RawGetString("err")); !isText {
+			msg = "ERR Script raised an error that is not a string or a table with an err field"
+		}
+	}
+	switch {
+	case errors.Is(cause, errScriptBusy):
+		msg = "ERR Script ran longer than busy-reply-threshold (" + strconv.FormatInt(threshold.Milliseconds(), 10) +
+			" ms) and was stopped; the writes it made are kept"
+		ignoreStats = false
+	case errors.Is(cause, errScriptHeap):
+		msg = "ERR Script grew the heap by more than " + strconv.FormatUint(scriptHeapLimit>>20, 10) +
+			" MB and was stopped; the writes it made are kept"
+		ignoreStats = false
+	case t == nil:
+		msg, where = "ERR Error running script "+r.script.sha+", "+runFailure(err), ""
+	}
+	if ignoreStats {
+		cl.out = resp.AppendError(cl.out, msg+where)
+		cl.failed = true
+		return
+	}
+	cl.writeError(msg + where)
+}
+
+// runFailure describes an error the handler did not see.
+func runFailure(err error) string {
+	var apiErr *lua.ApiError
+	text := err.Error()
+	if errors.As(err, &apiErr) {
+		if s, ok := luaText(apiErr.Object); ok {
+			text = s
+		}
+	}
+	switch {
+	case strings.HasSuffix(text, "callstack overflow"):
+		return "stack overflow: more than " + strconv.Itoa(luaMaxCalls) + " nested calls"
+	case strings.HasSuffix(text, "registry overflow"):
+		return "stack overflow: more than " + strconv.Itoa(luaMaxSlots) + " values on the Lua stack"
+	}
+	return text
+}
