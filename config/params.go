@@ -40,6 +40,8 @@ func Params() []Param {
 		{Name: "databases", Kind: Int(1, maxDatabases), Default: "16", Usage: "number of databases SELECT picks from (an unused one costs nothing)"},
 		{Name: "tracking-table-max-keys", Kind: Int(0, math.MaxInt64), Default: "1000000", RunTime: true, Usage: "keys CLIENT TRACKING remembers for clients that may cache them; past it, random ones are invalidated and forgotten (0: no limit)"},
 		{Name: "client-output-buffer-limit", Kind: OutputLimitsKind{}, Default: defaultOutputLimits, RunTime: true, Usage: "close clients whose unread output passes a class's hard limit, or its soft limit for soft-seconds"},
+		{Name: "notify-keyspace-events", Kind: Text(nil), Default: "", RunTime: true, Usage: "keyspace notifications to publish: class letters of Redis 7.0 (K E g $ l s h z x e t m d n A; empty: none)"},
+		{Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Kind: Int(0, math.MaxInt64), Default: "5000", RunTime: true, Usage: "milliseconds a script or function runs before other clients get -BUSY and SCRIPT KILL may stop it"},
 		{Name: "proto-max-bulk-len", Kind: Memory(1<<20, math.MaxInt64), Default: "512mb", Usage: "largest bulk argument a client may send"},
 
 		// Memory (the store).
