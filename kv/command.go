@@ -36,10 +36,15 @@ type command struct {
 	// movableKeys: the key count is an argument (flag movablekeys; aof.go
 	// locks the stripes of the keys keyPositions finds).
 	movableKeys bool
-	parent      *command            // set on subcommands
-	subs        map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
-	subOrder    []*command          // subs in table order, for COMMAND INFO
-	statsID     int                 // index into commandsByID and the per-loop counters
+	fast        bool // flag fast: timed for the slow log only when asked (slowlog.go)
+	skipSlowlog bool // flag skip_slowlog (EXEC: its commands are logged instead)
+	// pausesOnWrite: CLIENT PAUSE WRITE holds it (flags write or
+	// may_replicate; pause.go).
+	pausesOnWrite bool
+	parent        *command            // set on subcommands
+	subs          map[string]*command // container commands (CLIENT, CONFIG, COMMAND)
+	subOrder      []*command          // subs in table order, for COMMAND INFO
+	statsID       int                 // index into commandsByID and the per-loop counters
 }
 
 // keySpec is a Redis 7 key specification; every command Shoal implements
@@ -228,6 +233,9 @@ func checkEntry(cmd *command) error {
 	cmd.logged = hasWord(cmd.flags, "write")
 	cmd.reads = hasWord(cmd.flags, "readonly")
 	cmd.movableKeys = hasWord(cmd.flags, "movablekeys")
+	cmd.fast = hasWord(cmd.flags, "fast")
+	cmd.skipSlowlog = hasWord(cmd.flags, "skip_slowlog")
+	cmd.pausesOnWrite = cmd.logged || hasWord(cmd.flags, "may_replicate")
 	if (cmd.firstKey != 0) != (len(cmd.keySpecs) != 0) && !cmd.movableKeys {
 		return fmt.Errorf("command table entry %q has key positions without key specs or the reverse", cmd.name)
 	}
@@ -422,6 +430,20 @@ func CommandNames() []string {
 	names := make([]string, len(commandOrder))
 	for i, c := range commandOrder {
 		names[i] = c.name
+	}
+	return names
+}
+
+// Subcommands returns the subcommands of a container command, "parent|sub"
+// each, in table order; nil for a command without subcommands.
+func Subcommands(name string) []string {
+	cmd := dispatchIdx.find([]byte(name))
+	if cmd == nil {
+		return nil
+	}
+	var names []string
+	for _, sub := range cmd.subOrder {
+		names = append(names, sub.name)
 	}
 	return names
 }

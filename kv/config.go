@@ -105,6 +105,7 @@ func (h *Handler) ownSettings(o Options) {
 	h.ownAOFSettings()
 	h.ownOutputLimits()
 	h.ownTrackingSettings()
+	h.ownSlowlog()
 }
 
 // ownListener makes h.params read the listener's settings from the edge

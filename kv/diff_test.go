@@ -299,29 +299,24 @@ var diffCases = map[string][]step{
 	},
 }
 
-// commandInfoSteps compares COMMAND INFO for every non-container command.
+// commandInfoSteps compares COMMAND INFO for every command and every
+// subcommand. A container is asked for by its subcommands only: Redis lists
+// them in its hash order, which changes from run to run.
 func commandInfoSteps() []step {
 	var steps []step
 	for _, name := range kv.CommandNames() {
-		switch name {
-		case "client", "config", "command", "object", "pubsub", "module", "memory", "latency":
-			continue // containers: Redis lists their subcommands in its hash order
+		subs := kv.Subcommands(name)
+		if subs == nil {
+			steps = append(steps, s(exact, "COMMAND", "INFO", name))
 		}
-		steps = append(steps, s(exact, "COMMAND", "INFO", name))
+		for _, sub := range subs {
+			if sub == "client|setinfo" {
+				continue // Redis 7.2's, which go-redis sends; 7.0 has none
+			}
+			steps = append(steps, s(exact, "COMMAND", "INFO", sub))
+		}
 	}
-	steps = append(steps, c("COMMAND INFO client|setname"), c("COMMAND INFO config|get"), c("COMMAND INFO GET"),
-		c("COMMAND INFO object|encoding"), c("COMMAND INFO object|freq"), c("COMMAND INFO object|idletime"),
-		c("COMMAND INFO object|refcount"), c("COMMAND INFO object|help"), c("COMMAND INFO module|list"),
-		c("COMMAND INFO module|help"), c("COMMAND INFO module|load"), c("COMMAND INFO module|loadex"),
-		c("COMMAND INFO module|unload"), c("COMMAND INFO client|tracking"), c("COMMAND INFO client|caching"),
-		c("COMMAND INFO client|getredir"), c("COMMAND INFO client|trackinginfo"), c("COMMAND INFO client|no-evict"),
-		c("COMMAND INFO client|reply"), c("COMMAND INFO client|unblock"), c("COMMAND INFO command|getkeys"),
-		c("COMMAND INFO command|getkeysandflags"), c("COMMAND INFO memory|usage"), c("COMMAND INFO memory|stats"),
-		c("COMMAND INFO memory|doctor"), c("COMMAND INFO memory|purge"), c("COMMAND INFO memory|malloc-stats"),
-		c("COMMAND INFO memory|help"), c("COMMAND INFO latency|latest"), c("COMMAND INFO latency|history"),
-		c("COMMAND INFO latency|reset"), c("COMMAND INFO latency|doctor"), c("COMMAND INFO latency|graph"),
-		c("COMMAND INFO latency|histogram"), c("COMMAND INFO latency|help"))
-	return steps
+	return append(steps, c("COMMAND INFO GET"))
 }
 
 func TestDifferentialAgainstRedis(t *testing.T) {

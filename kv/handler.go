@@ -106,6 +106,7 @@ type Handler struct {
 	outLimits outputLimits  // client-output-buffer-limit, maxmemory-clients (outlimits.go)
 	tracking  trackingTable // CLIENT TRACKING: who may cache which keys (tracking.go)
 	monitors  monitors      // MONITOR clients (monitor.go)
+	slowlog   slowlog       // SLOWLOG (slowlog.go)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -408,7 +409,7 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	timed := cl.sampleTick%timedEvery == 0
 	cl.sampleTick++
 	var start int64
-	if timed {
+	if timed || h.slowlog.times(cmd) {
 		start = monotonicNanos()
 	}
 	var flushed []dbKey
@@ -451,8 +452,12 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		cl.suppressReply(s, cmd, replyStart)
 	}
 	counters.count(cl.failed)
-	if timed {
-		counters.observe(monotonicNanos() - start)
+	if start != 0 {
+		d := monotonicNanos() - start
+		if timed {
+			counters.observe(d)
+		}
+		h.recordSlow(cl, cmd, args, d)
 	}
 }
 

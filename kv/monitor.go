@@ -103,10 +103,9 @@ func (h *Handler) feedMonitors(cl *client, cmd *command, args [][]byte) {
 	line = append(line, ' ')
 	line = append(line, cl.addr...)
 	line = append(line, ']')
-	redact := redactFrom(cmd, args)
 	for i, a := range args {
 		line = append(line, ' ')
-		if i >= redact {
+		if argRedacted(cmd, args, i) {
 			line = append(line, `"(redacted)"`...)
 			continue
 		}
@@ -127,20 +126,36 @@ func (h *Handler) feedMonitors(cl *client, cmd *command, args [][]byte) {
 	}
 }
 
-// redactFrom is the first argument MONITOR hides: AUTH's, and HELLO's
-// after its AUTH (len(args): none).
-func redactFrom(cmd *command, args [][]byte) int {
+// argRedacted reports whether MONITOR and SLOWLOG hide argument i of a
+// command, as Redis does: AUTH's user and password, those after HELLO's
+// and MIGRATE's AUTH or AUTH2, and the value of a password CONFIG SET sets.
+func argRedacted(cmd *command, args [][]byte, i int) bool {
 	switch cmd.name {
 	case "auth":
-		return 1
-	case "hello":
-		for i := 2; i < len(args); i++ {
-			if ascii.EqualFold(args[i], "auth") {
-				return i + 1
-			}
+		return i >= 1
+	case "hello", "migrate":
+		first := 2 // HELLO's options follow the protocol version
+		if cmd.name == "migrate" {
+			first = 6 // and MIGRATE's the host, port, key, db and timeout
 		}
+		for j := first; j < i; j++ {
+			n := 0
+			switch {
+			case ascii.EqualFold(args[j], "auth") && cmd.name == "migrate":
+				n = 1
+			case ascii.EqualFold(args[j], "auth2") && cmd.name == "migrate",
+				ascii.EqualFold(args[j], "auth") && cmd.name == "hello":
+				n = 2
+			}
+			if i <= j+n {
+				return true
+			}
+			j += n
+		}
+	case "config|set":
+		return i >= 3 && i%2 == 1 && (ascii.EqualFold(args[i-1], "requirepass") || ascii.EqualFold(args[i-1], "masterauth"))
 	}
-	return len(args)
+	return false
 }
 
 // appendRepr appends a quoted as Redis's sdscatrepr: in double quotes,
