@@ -60,6 +60,7 @@ func (h *Handler) existingDB(i int) *store.Store { return h.dbs[i].Load() }
 
 // closeDBs stops the expirers of the databases h made.
 func (h *Handler) closeDBs() {
+	h.shared.SetRemoveHook(nil)
 	h.dbMu.Lock()
 	defer h.dbMu.Unlock()
 	for _, i := range h.madeIndexes() {
@@ -151,6 +152,11 @@ func cmdMove(h *Handler, cl *client, args [][]byte) {
 		h.touchKeyIn(to, args[1]) // the source's WATCHes: touchWritten, as any write
 	}
 	cl.writeInt(boolInt(ok))
+	if ok {
+		cl.notifyIn(to, evNew, "new", args[1])
+		cl.notifyIn(from, evGeneric, "move_from", args[1])
+		cl.notifyIn(to, evGeneric, "move_to", args[1])
+	}
 }
 
 // cmdSwapDB implements SWAPDB a b: clients of a see b's keys from now on

@@ -9,7 +9,17 @@ import (
 // Keyspace commands.
 
 func cmdDel(h *Handler, cl *client, args [][]byte) {
-	cl.writeInt(int64(cl.db().Del(args[1:])))
+	if !h.notifying(evGeneric) {
+		cl.writeInt(int64(cl.db().Del(args[1:])))
+		return
+	}
+	deleted := make([]bool, len(args)-1)
+	cl.writeInt(int64(cl.db().DelEach(args[1:], deleted)))
+	for i, d := range deleted {
+		if d {
+			cl.notify(evGeneric, "del", args[1+i])
+		}
+	}
 }
 
 func cmdExists(h *Handler, cl *client, args [][]byte) {
@@ -53,7 +63,15 @@ func (h *Handler) expireGeneric(cl *client, args [][]byte, seconds, relative boo
 		cl.writeInt(0) // XX: a key without expiry (or missing) is left alone
 		return
 	}
-	cl.writeInt(boolInt(cl.db().Expire(args[1], when, cond)))
+	ok = cl.db().Expire(args[1], when, cond)
+	cl.writeInt(boolInt(ok))
+	switch {
+	case !ok:
+	case when <= h.now():
+		cl.notify(evGeneric, "del", args[1]) // a time in the past deleted it
+	default:
+		cl.notify(evGeneric, "expire", args[1])
+	}
 }
 
 func cmdExpire(h *Handler, cl *client, args [][]byte) {
@@ -97,7 +115,11 @@ func cmdPExpireTime(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdPersist(h *Handler, cl *client, args [][]byte) {
-	cl.writeInt(boolInt(cl.db().Persist(args[1])))
+	ok := cl.db().Persist(args[1])
+	cl.writeInt(boolInt(ok))
+	if ok {
+		cl.notify(evGeneric, "persist", args[1])
+	}
 }
 
 func cmdKeys(h *Handler, cl *client, args [][]byte) {
@@ -130,6 +152,19 @@ func cmdRename(h *Handler, cl *client, args [][]byte) {
 	}
 	h.signalReady(cl, args[2]) // a list or sorted set arriving wakes its waiters
 	cl.writeOK()
+	cl.notifyRename(args[1], args[2])
+}
+
+// notifyRename publishes a rename's events: the new name is a new key
+// (Redis deletes an old one of that name first), then rename_from and
+// rename_to. Renaming a key to itself publishes nothing.
+func (cl *client) notifyRename(from, to []byte) {
+	if string(from) == string(to) {
+		return
+	}
+	cl.notify(evNew, "new", to)
+	cl.notify(evGeneric, "rename_from", from)
+	cl.notify(evGeneric, "rename_to", to)
 }
 
 func cmdRenameNX(h *Handler, cl *client, args [][]byte) {
@@ -142,6 +177,9 @@ func cmdRenameNX(h *Handler, cl *client, args [][]byte) {
 		h.signalReady(cl, args[2])
 	}
 	cl.writeInt(boolInt(ok))
+	if ok {
+		cl.notifyRename(args[1], args[2])
+	}
 }
 
 func cmdRandomKey(h *Handler, cl *client, _ [][]byte) {

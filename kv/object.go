@@ -88,6 +88,11 @@ func cmdCopy(h *Handler, cl *client, args [][]byte) {
 		}
 	}
 	cl.writeInt(boolInt(ok))
+	if ok {
+		// Redis deletes a replaced key and adds the copy: always new.
+		cl.notifyIn(to, evNew, "new", args[2])
+		cl.notifyIn(to, evGeneric, "copy_to", args[2])
+	}
 }
 
 func cmdObjectEncoding(h *Handler, cl *client, args [][]byte) {

@@ -146,6 +146,10 @@ type pubsubRegistry struct {
 	shards      map[string]subscriberSet
 	patterns    map[string]*patternEntry
 	patternList []*patternEntry
+
+	// events is notify-keyspace-events: which keyspace notifications
+	// commands publish here (notify.go).
+	events keyspaceEvents
 }
 
 // subscriber is a client's side of pub/sub.

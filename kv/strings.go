@@ -58,17 +58,35 @@ func (h *Handler) set(cl *client, key, val []byte, a setArgs, cmdName string) {
 		}
 		o.ExpireAt = at
 	}
+	created := cl.keyIsNew(key)
 	start := len(cl.out)
 	out, hadOld, written, err := cl.db().Set(cl.out, key, val, o)
 	switch {
 	case err != nil:
 		cl.writeError(err.Error())
+		return
 	case a.get && hadOld:
 		cl.out = finishBulk(out, start)
 	case a.get || !written:
 		cl.writeNull()
 	default:
 		cl.writeOK()
+	}
+	if a.get && !hadOld && cmdName == "set" {
+		cl.notify(evKeyMiss, "keymiss", key) // GETSET's is beforeKeys'
+	}
+	if written {
+		cl.notifySet(created, key, a.expKind != expNone)
+	}
+}
+
+// notifySet publishes a string write's events: "new" for a key it
+// created, "set", and "expire" when it set a TTL.
+func (cl *client) notifySet(created bool, key []byte, expires bool) {
+	cl.notifyNew(created, key)
+	cl.notify(evString, "set", key)
+	if expires {
+		cl.notify(evGeneric, "expire", key)
 	}
 }
 
@@ -79,6 +97,9 @@ func cmdSetNX(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(boolInt(written))
+	if written {
+		cl.notifySet(true, args[1], false)
+	}
 }
 
 func cmdSetEX(h *Handler, cl *client, args [][]byte) {
@@ -97,6 +118,9 @@ func cmdGetDel(h *Handler, cl *client, args [][]byte) {
 	out, start := reserveBulkHeader(cl.out, int(cl.valueDigits))
 	out, found, err := cl.db().GetDel(out, args[1])
 	cl.finishValue(out, len(cl.out), start, found, err)
+	if found && err == nil {
+		cl.notify(evGeneric, "del", args[1])
+	}
 }
 
 func cmdGetEx(h *Handler, cl *client, args [][]byte) {
@@ -123,9 +147,24 @@ func cmdGetEx(h *Handler, cl *client, args [][]byte) {
 		}
 		o.ExpireAt = at
 	}
+	// PERSIST publishes only if there was a TTL to remove.
+	hadTTL := a.persist && h.notifying(evGeneric) && cl.db().PTTL(args[1]) >= 0
 	out, start := reserveBulkHeader(cl.out, int(cl.valueDigits))
 	out, found, err := cl.db().GetEx(out, args[1], o)
 	cl.finishValue(out, len(cl.out), start, found, err)
+	switch {
+	case !found || err != nil:
+	case a.expKind == expEXAT || a.expKind == expPXAT:
+		if o.ExpireAt <= h.now() {
+			cl.notify(evGeneric, "del", args[1]) // a time in the past deleted it
+		} else {
+			cl.notify(evGeneric, "expire", args[1])
+		}
+	case a.expKind != expNone:
+		cl.notify(evGeneric, "expire", args[1])
+	case hadTTL:
+		cl.notify(evGeneric, "persist", args[1])
+	}
 }
 
 func cmdMGet(h *Handler, cl *client, args [][]byte) {
@@ -149,11 +188,43 @@ func cmdMSet(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errWrongArgs("mset"))
 		return
 	}
+	created := cl.newKeys(args[1:])
 	if err := cl.db().MSet(args[1:]); err != nil {
 		cl.writeError(err.Error())
 		return
 	}
 	cl.writeOK()
+	cl.notifyMSet(args[1:], created)
+}
+
+// newKeys reports, while class n is on, which keys of MSET's pairs are
+// missing: the first pair of each such key creates it. Nil while n is off.
+func (cl *client) newKeys(pairs [][]byte) []bool {
+	if !cl.h.notifying(evNew) {
+		return nil
+	}
+	created := make([]bool, len(pairs)/2)
+	seen := make(map[string]bool, len(created))
+	for i := range created {
+		k := string(pairs[2*i])
+		if !seen[k] {
+			seen[k] = true
+			created[i] = !cl.db().KeyExists(pairs[2*i])
+		}
+	}
+	return created
+}
+
+// notifyMSet publishes MSET's events: per pair, "new" if it created the
+// key, then "set".
+func (cl *client) notifyMSet(pairs [][]byte, created []bool) {
+	if !cl.h.notifying(evNew | evString) {
+		return
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		cl.notifyNew(created != nil && created[i/2], pairs[i])
+		cl.notify(evString, "set", pairs[i])
+	}
 }
 
 func cmdMSetNX(h *Handler, cl *client, args [][]byte) {
@@ -167,15 +238,27 @@ func cmdMSetNX(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(boolInt(ok))
+	if ok && cl.h.notifying(evNew|evString) {
+		created := make([]bool, (len(args)-1)/2)
+		seen := make(map[string]bool, len(created))
+		for i := range created {
+			created[i] = !seen[string(args[1+2*i])]
+			seen[string(args[1+2*i])] = true
+		}
+		cl.notifyMSet(args[1:], created)
+	}
 }
 
 func (h *Handler) incrBy(cl *client, key []byte, delta int64) {
+	created := cl.keyIsNew(key)
 	n, err := cl.db().IncrBy(key, delta)
 	if err != nil {
 		cl.writeError(err.Error())
 		return
 	}
 	cl.writeInt(n)
+	cl.notifyNew(created, key)
+	cl.notify(evString, "incrby", key)
 }
 
 func cmdIncr(h *Handler, cl *client, args [][]byte) { h.incrBy(cl, args[1], 1) }
@@ -204,6 +287,7 @@ func cmdDecrBy(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdIncrByFloat(h *Handler, cl *client, args [][]byte) {
+	created := cl.keyIsNew(args[1])
 	start := len(cl.out)
 	out, err := cl.db().IncrByFloatText(cl.out, args[1], args[2])
 	if err != nil {
@@ -211,15 +295,20 @@ func cmdIncrByFloat(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.out = finishBulk(out, start)
+	cl.notifyNew(created, args[1])
+	cl.notify(evString, "incrbyfloat", args[1])
 }
 
 func cmdAppend(h *Handler, cl *client, args [][]byte) {
+	created := cl.keyIsNew(args[1])
 	n, err := cl.db().Append(args[1], args[2])
 	if err != nil {
 		cl.writeError(err.Error())
 		return
 	}
 	cl.writeInt(int64(n))
+	cl.notifyNew(created, args[1])
+	cl.notify(evString, "append", args[1])
 }
 
 func cmdStrlen(h *Handler, cl *client, args [][]byte) {
@@ -253,12 +342,17 @@ func cmdSetRange(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotInteger)
 		return
 	}
+	created := cl.keyIsNew(args[1])
 	n, err := cl.db().SetRange(args[1], offset, args[3])
 	if err != nil {
 		cl.writeError(err.Error())
 		return
 	}
 	cl.writeInt(int64(n))
+	if len(args[3]) > 0 { // an empty value changes nothing and makes no key
+		cl.notifyNew(created, args[1])
+		cl.notify(evString, "setrange", args[1])
+	}
 }
 
 func boolInt(b bool) int64 {

@@ -120,6 +120,7 @@ func (s *Store) evict(c *evictCandidate) {
 	sh := &s.shards[c.shard]
 	l := s.lockShard(sh)
 	if slot, id := sh.find(c.hash, c.key); id >= 0 {
+		s.removedOnItsOwn(sh, id, true)
 		sh.remove(slot, id)
 		s.evictedKeys.Add(1)
 	}

@@ -49,6 +49,7 @@ func (s *Store) expireStep(sh *shard, now int64) (sampled, expired int) {
 		sampled++
 		if e.expired(now) {
 			expired++
+			s.removedOnItsOwn(sh, i, false)
 			slot, _ := sh.find(e.hash, sh.key(e))
 			sh.remove(slot, i) // may compact entries; it then resets expireCursor
 			s.expiredKeys.Add(1)
@@ -69,6 +70,7 @@ func (s *Store) purgeExpired(sh *shard, now int64) {
 			continue
 		}
 		n := len(sh.entries)
+		s.removedOnItsOwn(sh, i, false)
 		slot, _ := sh.find(e.hash, sh.key(e))
 		sh.remove(slot, i)
 		s.expiredKeys.Add(1)
