@@ -107,6 +107,7 @@ type Handler struct {
 	tracking  trackingTable // CLIENT TRACKING: who may cache which keys (tracking.go)
 	monitors  monitors      // MONITOR clients (monitor.go)
 	slowlog   slowlog       // SLOWLOG (slowlog.go)
+	pause     pauseState    // CLIENT PAUSE (pause.go)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -215,6 +216,7 @@ func (h *Handler) CloseClient(cl *Client) {
 	h.cancelWait(c)
 	h.stopTracking(c)
 	h.stopMonitor(c)
+	h.forgetPaused(c)
 	if s := c.sess.Load(); s != nil {
 		h.endSession(c, s)
 	}
@@ -230,8 +232,10 @@ func (h *Handler) Serve(clt *Client, in []byte) int {
 	if cl.closeAfterReply || (cl.aof != nil && cl.aof.closing) {
 		return len(in)
 	}
-	if cl.waiting() != nil {
-		return 0 // parked: the input waits until a reply or the timeout (blocking.go)
+	if s := cl.sess.Load(); s != nil && (s.blocked != nil || s.paused) {
+		// Parked: the input waits until a reply or the timeout
+		// (blocking.go), or the end of a CLIENT PAUSE (pause.go).
+		return 0
 	}
 	cl.out = c.OutputBuffer()
 	base := len(cl.out)
@@ -312,6 +316,9 @@ func (h *Handler) execute(cl *client, in []byte) int {
 			cl.closeAfterReply = true
 			h.opts.Logger.Debug("protocol error", "id", cl.id, "addr", cl.addr, "err", err)
 			return len(in)
+		}
+		if h.pause.mode.Load() != pauseOff && len(args) > 0 && h.holdsCommand(cl, args) {
+			return consumed // left in the input until the pause ends
 		}
 		consumed += n
 		if len(args) == 0 {

@@ -102,6 +102,9 @@ type session struct {
 	// blocked is the wait of a client parked by a blocking command
 	// (blocking.go); the client's loop only.
 	blocked *waiter
+	// paused: a CLIENT PAUSE holds the client's next command (pause.go;
+	// the loop only).
+	paused bool
 
 	sub atomic.Pointer[subscriber] // pub/sub, from the first subscription (pubsub.go)
 	// tracking is CLIENT TRACKING's settings, nil while off; caching
