@@ -154,10 +154,11 @@ func (h *Handler) hset(cl *client, args [][]byte, hmset bool) {
 	}
 	need += int64(len(args)/2) * elementOverhead
 	added := 0
+	created := false
 	err := cl.db().Update(args[1], store.KindHash, need, func(o store.Object) store.Object {
 		hs, _ := o.(*store.Hash)
 		if hs == nil {
-			hs = store.NewHash()
+			hs, created = store.NewHash(), true
 		}
 		for i := 2; i < len(args); i += 2 {
 			if hs.Set(args[i], args[i+1]) {
@@ -169,19 +170,22 @@ func (h *Handler) hset(cl *client, args [][]byte, hmset bool) {
 	switch {
 	case err != nil:
 		cl.writeError(err.Error())
+		return
 	case hmset:
 		cl.writeOK()
 	default:
 		cl.writeInt(int64(added))
 	}
+	cl.notifyNew(created, args[1])
+	cl.notify(evHash, "hset", args[1])
 }
 
 func cmdHSetNX(h *Handler, cl *client, args [][]byte) {
-	added := false
+	added, created := false, false
 	err := cl.db().Update(args[1], store.KindHash, int64(len(args[2])+len(args[3])+elementOverhead), func(o store.Object) store.Object {
 		hs, _ := o.(*store.Hash)
 		if hs == nil {
-			hs = store.NewHash()
+			hs, created = store.NewHash(), true
 		}
 		if _, exists := hs.Get(args[2]); !exists {
 			hs.Set(args[2], args[3])
@@ -194,6 +198,10 @@ func cmdHSetNX(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(boolInt(added))
+	if added {
+		cl.notifyNew(created, args[1])
+		cl.notify(evHash, "hset", args[1])
+	}
 }
 
 func cmdHGet(h *Handler, cl *client, args [][]byte) {
@@ -260,7 +268,7 @@ func (h *Handler) hkeysVals(cl *client, args [][]byte, keys bool) {
 }
 
 func cmdHDel(h *Handler, cl *client, args [][]byte) {
-	deleted := 0
+	deleted, emptied := 0, false
 	err := cl.db().Update(args[1], store.KindHash, 0, func(o store.Object) store.Object {
 		if o == nil {
 			return nil
@@ -270,6 +278,7 @@ func cmdHDel(h *Handler, cl *client, args [][]byte) {
 			if hs.Delete(f) {
 				deleted++
 				if hs.Len() == 0 {
+					emptied = true
 					break // Redis stops at an emptied hash
 				}
 			}
@@ -281,6 +290,9 @@ func cmdHDel(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(int64(deleted))
+	if deleted > 0 {
+		cl.notifyRemoved(evHash, "hdel", args[1], emptied)
+	}
 }
 
 func cmdHLen(h *Handler, cl *client, args [][]byte) {
@@ -321,6 +333,7 @@ func cmdHIncrBy(h *Handler, cl *client, args [][]byte) {
 	}
 	var result int64
 	var errText string
+	created := false
 	err := cl.db().Update(args[1], store.KindHash, int64(len(args[2])+20+elementOverhead), func(o store.Object) store.Object {
 		hs, _ := o.(*store.Hash)
 		var cur int64
@@ -332,7 +345,7 @@ func cmdHIncrBy(h *Handler, cl *client, args [][]byte) {
 				}
 			}
 		} else {
-			hs = store.NewHash()
+			hs, created = store.NewHash(), true
 		}
 		if incr < 0 && cur < 0 && incr < math.MinInt64-cur || incr > 0 && cur > 0 && incr > math.MaxInt64-cur {
 			errText = store.ErrOverflow.Error()
@@ -350,6 +363,8 @@ func cmdHIncrBy(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errText)
 	default:
 		cl.writeInt(result)
+		cl.notifyNew(created, args[1])
+		cl.notify(evHash, "hincrby", args[1])
 	}
 }
 
@@ -391,6 +406,8 @@ func cmdHIncrByFloat(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeBulk(result)
+	cl.notifyNew(created, args[1])
+	cl.notify(evHash, "hincrbyfloat", args[1])
 	if cl.aof != nil && cl.h != nil && cl.h.aof != nil { // logging, and not replaying
 		rec := cl.effectScratch()
 		if created {

@@ -186,7 +186,7 @@ func cmdRPushX(h *Handler, cl *client, args [][]byte) { h.push(cl, args, false, 
 // Creating the list is what wakes clients blocked on the key.
 func (h *Handler) push(cl *client, args [][]byte, front, onlyExisting bool) {
 	key, vals := args[1], args[2:]
-	n, created := 0, false
+	n, created, pushed := 0, false, false
 	err := cl.db().Update(key, store.KindList, pushNeed(vals), func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
@@ -202,7 +202,7 @@ func (h *Handler) push(cl *client, args [][]byte, front, onlyExisting bool) {
 				l.PushBack(v)
 			}
 		}
-		n = l.Len()
+		n, pushed = l.Len(), true
 		return l
 	})
 	if err != nil {
@@ -213,6 +213,18 @@ func (h *Handler) push(cl *client, args [][]byte, front, onlyExisting bool) {
 		h.signalReady(cl, key)
 	}
 	cl.writeInt(int64(n))
+	if pushed {
+		cl.notifyNew(created, key)
+		cl.notify(evList, endEvent(front, "lpush", "rpush"), key)
+	}
+}
+
+// endEvent picks a list event by the end it works at.
+func endEvent(front bool, head, tail string) string {
+	if front {
+		return head
+	}
+	return tail
 }
 
 func cmdLPop(h *Handler, cl *client, args [][]byte) { h.pop(cl, args, true) }
@@ -238,13 +250,14 @@ func (h *Handler) pop(cl *client, args [][]byte, front bool) {
 		}
 		count = n
 	}
-	found := false
+	found, emptied := false, false
 	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			return nil
 		}
 		found = true
+		defer func() { emptied = l.Len() == 0 }()
 		if count < 0 {
 			if front {
 				cl.writeBulk(l.Index(0))
@@ -262,6 +275,7 @@ func (h *Handler) pop(cl *client, args [][]byte, front bool) {
 	case err != nil:
 		cl.writeError(err.Error())
 	case found:
+		cl.notifyRemoved(evList, endEvent(front, "lpop", "rpop"), args[1], emptied)
 	case count < 0:
 		cl.writeNull()
 	default:
@@ -418,6 +432,7 @@ func cmdLSet(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(reply)
 	default:
 		cl.writeOK()
+		cl.notify(evList, "lset", args[1])
 	}
 }
 
@@ -463,6 +478,9 @@ func cmdLInsert(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(result)
+	if result > 0 {
+		cl.notify(evList, "linsert", args[1])
+	}
 }
 
 func cmdLRem(h *Handler, cl *client, args [][]byte) {
@@ -471,12 +489,13 @@ func cmdLRem(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotInteger)
 		return
 	}
-	removed := 0
+	removed, emptied := 0, false
 	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			return nil
 		}
+		defer func() { emptied = l.Len() == 0 }()
 		limit, fromTail := count, false
 		if count < 0 {
 			limit, fromTail = -count, true // -MinInt64 stays negative: no limit, as in Redis
@@ -492,6 +511,9 @@ func cmdLRem(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(int64(removed))
+	if removed > 0 {
+		cl.notifyRemoved(evList, "lrem", args[1], emptied)
+	}
 }
 
 func cmdLTrim(h *Handler, cl *client, args [][]byte) {
@@ -501,11 +523,14 @@ func cmdLTrim(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotInteger)
 		return
 	}
+	found, emptied := false, false
 	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
 		l, _ := o.(*store.List)
 		if l == nil {
 			return nil
 		}
+		found = true
+		defer func() { emptied = l.Len() == 0 }()
 		n := l.Len()
 		from, to, ok := normalizeRange(start, stop, n)
 		if !ok {
@@ -521,6 +546,9 @@ func cmdLTrim(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeOK()
+	if found {
+		cl.notifyRemoved(evList, "ltrim", args[1], emptied)
+	}
 }
 
 // cmdLPos: LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len].
@@ -629,7 +657,26 @@ func cmdLPos(h *Handler, cl *client, args [][]byte) {
 type moveResult struct {
 	val     []byte // the element moved (a copy); nil if the source was missing
 	created bool   // the destination list was created: clients blocked on it wake
+	emptied bool   // the source list lost its last element and went
 	err     error
+}
+
+// notifyMove publishes a move's events in Redis's order: the push onto
+// dst (after "new" if it made dst), then the pop from src, then "del" if
+// that emptied src. from is the client whose command moved (nil for a
+// served BLMOVE).
+func (h *Handler) notifyMove(from *client, db int, src, dst []byte, r moveResult, fromFront, toFront bool) {
+	if !h.notifying(evNew|evList|evGeneric) || r.val == nil || r.err != nil {
+		return
+	}
+	if r.created {
+		h.notifyDB(from, db, evNew, "new", dst)
+	}
+	h.notifyDB(from, db, evList, endEvent(toFront, "lpush", "rpush"), dst)
+	h.notifyDB(from, db, evList, endEvent(fromFront, "lpop", "rpop"), src)
+	if r.emptied {
+		h.notifyDB(from, db, evGeneric, "del", src)
+	}
 }
 
 // move pops an element from src's end and pushes it to dst's (LMOVE,
@@ -655,6 +702,7 @@ func (h *Handler) move(db *store.Store, src, dst []byte, fromFront, toFront bool
 		}
 		r.val = append([]byte{}, sl.Index(i)...)
 		sl.Delete(i, 1)
+		r.emptied = sl.Len() == 0 && string(src) != string(dst)
 		dl, _ := do.(*store.List)
 		if dl == nil {
 			dl, r.created = store.NewList(), true
@@ -679,11 +727,15 @@ func cmdLMove(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errSyntax)
 		return
 	}
-	h.replyMove(cl, args[1], args[2], h.move(cl.db(), args[1], args[2], from, to))
+	r := h.move(cl.db(), args[1], args[2], from, to)
+	h.replyMove(cl, args[1], args[2], r)
+	h.notifyMove(cl, int(cl.selected.Load()), args[1], args[2], r, from, to)
 }
 
 func cmdRPopLPush(h *Handler, cl *client, args [][]byte) {
-	h.replyMove(cl, args[1], args[2], h.move(cl.db(), args[1], args[2], false, true))
+	r := h.move(cl.db(), args[1], args[2], false, true)
+	h.replyMove(cl, args[1], args[2], r)
+	h.notifyMove(cl, int(cl.selected.Load()), args[1], args[2], r, false, true)
 }
 
 func (h *Handler) replyMove(cl *client, _, dst []byte, r moveResult) {
@@ -745,7 +797,9 @@ func parseMPop(args [][]byte) (a mpopArgs, errText string) {
 // AOF record of the pop (LPOP/RPOP key n) appended to rec. found is false
 // when every key is missing; err is WRONGTYPE for the first key of another
 // kind met before a list.
-func (h *Handler) popFrom(db *store.Store, keys [][]byte, front bool, count int64, out, rec []byte, single bool) (_, _ []byte, key []byte, found bool, err error) {
+//
+// ev, if set, is told of the pop for its keyspace events.
+func (h *Handler) popFrom(db *store.Store, keys [][]byte, front bool, count int64, out, rec []byte, single bool, ev *popEvent) (_, _ []byte, key []byte, found bool, err error) {
 	for _, k := range keys {
 		n := 0
 		err = db.Update(k, store.KindList, 0, func(o store.Object) store.Object {
@@ -754,6 +808,9 @@ func (h *Handler) popFrom(db *store.Store, keys [][]byte, front bool, count int6
 				return nil
 			}
 			found = true
+			if ev != nil {
+				defer func() { ev.emptied = l.Len() == 0 }()
+			}
 			if single {
 				out = resp.AppendArrayHeader(out, 2)
 				out = resp.AppendBulk(out, k)
@@ -787,6 +844,9 @@ func (h *Handler) popFrom(db *store.Store, keys [][]byte, front bool, count int6
 				rec = aof.AppendArg(rec, k)
 				rec = aof.AppendIntArg(rec, int64(n))
 			}
+			if ev != nil {
+				ev.publish(h, k, endEvent(front, "lpop", "rpop"))
+			}
 			return out, rec, k, true, nil
 		}
 	}
@@ -814,7 +874,7 @@ func cmdLMPop(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errText)
 		return
 	}
-	out, rec, _, found, err := h.popFrom(cl.db(), a.keys, a.front, a.count, cl.out, cl.effectScratch(), false)
+	out, rec, _, found, err := h.popFrom(cl.db(), a.keys, a.front, a.count, cl.out, cl.effectScratch(), false, cl.popEvent())
 	cl.out = out
 	switch {
 	case err != nil:
@@ -851,7 +911,7 @@ func (h *Handler) blockingPop(cl *client, args [][]byte, front bool) {
 	h.blockOn(cl, blockRequest{
 		keys: keys, timeout: timeout, timeoutReply: nullArrayReply(int(cl.proto)),
 		try: func() bool {
-			out, rec, _, found, err := h.popFrom(cl.db(), keys, front, 1, cl.out, cl.effectScratch(), true)
+			out, rec, _, found, err := h.popFrom(cl.db(), keys, front, 1, cl.out, cl.effectScratch(), true, cl.popEvent())
 			if err != nil {
 				cl.writeError(err.Error())
 				return true
@@ -863,7 +923,7 @@ func (h *Handler) blockingPop(cl *client, args [][]byte, front bool) {
 			return found
 		},
 		serve: func(key []byte, res *serveResult) bool {
-			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, front, 1, nil, nil, true)
+			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, front, 1, nil, nil, true, cl.servedPopEvent())
 			if err != nil || !found {
 				return false // not a list (any more): Redis serves only lists
 			}
@@ -888,7 +948,7 @@ func cmdBLMPop(h *Handler, cl *client, args [][]byte) {
 	h.blockOn(cl, blockRequest{
 		keys: a.keys, timeout: timeout, timeoutReply: nullArrayReply(int(cl.proto)),
 		try: func() bool {
-			out, rec, _, found, err := h.popFrom(cl.db(), a.keys, a.front, a.count, cl.out, cl.effectScratch(), false)
+			out, rec, _, found, err := h.popFrom(cl.db(), a.keys, a.front, a.count, cl.out, cl.effectScratch(), false, cl.popEvent())
 			if err != nil {
 				cl.writeError(err.Error())
 				return true
@@ -900,7 +960,7 @@ func cmdBLMPop(h *Handler, cl *client, args [][]byte) {
 			return found
 		},
 		serve: func(key []byte, res *serveResult) bool {
-			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, a.front, a.count, nil, nil, false)
+			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, a.front, a.count, nil, nil, false, cl.servedPopEvent())
 			if err != nil || !found {
 				return false
 			}
@@ -962,6 +1022,7 @@ func (h *Handler) blockingMove(cl *client, src, dst []byte, from, to bool, timeo
 			}
 			cl.writeBulk(r.val)
 			cl.setEffect(record(cl.effectScratch(), src, dst))
+			h.notifyMove(cl, int(cl.selected.Load()), src, dst, r, from, to)
 			return true
 		},
 		serve: func(key []byte, res *serveResult) bool {
@@ -969,6 +1030,7 @@ func (h *Handler) blockingMove(cl *client, src, dst []byte, from, to bool, timeo
 				return false
 			}
 			r := h.move(cl.db(), key, dstCopy, from, to)
+			h.notifyMove(nil, int(cl.selected.Load()), key, dstCopy, r, from, to)
 			switch {
 			case r.err != nil: // the destination holds another kind
 				res.reply = resp.AppendError(nil, r.err.Error())
@@ -984,4 +1046,44 @@ func (h *Handler) blockingMove(cl *client, src, dst []byte, from, to bool, timeo
 			return true
 		},
 	})
+}
+
+// popEvent is what a pop tells its keyspace events: the client whose
+// command popped (nil for a waiter served by another's write) and its
+// database, and whether the pop emptied the key.
+type popEvent struct {
+	from    *client
+	db      int
+	emptied bool
+}
+
+// popEvent returns cl's pop event while any of the pop's classes is
+// published, else nil: the pop then records nothing.
+func (cl *client) popEvent() *popEvent {
+	if !cl.h.notifying(evList | evZSet | evGeneric) {
+		return nil
+	}
+	return &popEvent{from: cl, db: int(cl.selected.Load())}
+}
+
+// servedPopEvent is popEvent for a waiter served by another client's
+// write: the messages go through the mailboxes, not into cl's replies.
+func (cl *client) servedPopEvent() *popEvent {
+	ev := cl.popEvent()
+	if ev != nil {
+		ev.from = nil
+	}
+	return ev
+}
+
+// publish publishes the pop's event for key, then "del" if it emptied it.
+func (ev *popEvent) publish(h *Handler, key []byte, event string) {
+	class := evList
+	if event == "zpopmin" || event == "zpopmax" {
+		class = evZSet
+	}
+	h.notifyDB(ev.from, ev.db, class, event, key)
+	if ev.emptied {
+		h.notifyDB(ev.from, ev.db, evGeneric, "del", key)
+	}
 }

@@ -178,6 +178,14 @@ func (cl *client) notifyIn(db int, class uint32, event string, key []byte) {
 	}
 }
 
+// notifyDB publishes event for key of database db, if its class is on;
+// from as publishEvent's.
+func (h *Handler) notifyDB(from *client, db int, class uint32, event string, key []byte) {
+	if h.pubsub.events.active.Load()&class != 0 {
+		h.publishEvent(from, event, key, db)
+	}
+}
+
 // keyIsNew reports, while class n is on, whether key is missing from cl's
 // database: a write about to run then creates it and publishes "new".
 // While n is off it reports false at the cost of a flag test.
@@ -190,6 +198,28 @@ func (cl *client) keyIsNew(key []byte) bool {
 func (cl *client) notifyNew(created bool, key []byte) {
 	if created {
 		cl.notify(evNew, "new", key)
+	}
+}
+
+// notifyRemoved publishes the event of a command that removed elements
+// from a collection, then "del" if that emptied it and the key went.
+func (cl *client) notifyRemoved(class uint32, event string, key []byte, emptied bool) {
+	cl.notify(class, event, key)
+	if emptied {
+		cl.notify(evGeneric, "del", key)
+	}
+}
+
+// notifyStored publishes the events of a *STORE command that wrote its
+// result to dst: "new" if dst did not exist and then event; an empty
+// result deletes dst instead, publishing "del" if it existed.
+func (cl *client) notifyStored(class uint32, event string, dst []byte, stored, existed bool) {
+	switch {
+	case stored:
+		cl.notifyNew(!existed, dst)
+		cl.notify(class, event, dst)
+	case existed:
+		cl.notify(evGeneric, "del", dst)
 	}
 }
 
@@ -268,7 +298,7 @@ var keymissExceptions = map[string]keymissRule{
 	"getset": missFirst, "getdel": missFirst, "getex": missFirst, "copy": missFirst,
 	"sinterstore": missAfterFirst, "sunionstore": missAfterFirst, "sdiffstore": missAfterFirst,
 	"zunionstore": missAfterFirst, "zinterstore": missAfterFirst, "zdiffstore": missAfterFirst,
-	"zrangestore": missAfterFirst,
+	"zrangestore":     missAfterFirst,
 	"object|encoding": missNone, "object|freq": missNone, "object|idletime": missNone,
 	"object|refcount": missNone, "memory|usage": missNone,
 }

@@ -156,10 +156,11 @@ func cmdSAdd(h *Handler, cl *client, args [][]byte) {
 	for _, m := range args[2:] {
 		need += int64(len(m)) + 16
 	}
+	created := false
 	err := cl.db().Update(args[1], store.KindSet, need, func(o store.Object) store.Object {
 		s, _ := o.(*store.Set)
 		if s == nil {
-			s = store.NewSet()
+			s, created = store.NewSet(), true
 		}
 		for _, m := range args[2:] {
 			if s.Add(m) {
@@ -173,10 +174,14 @@ func cmdSAdd(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(int64(added))
+	if added > 0 {
+		cl.notifyNew(created, args[1])
+		cl.notify(evSet, "sadd", args[1])
+	}
 }
 
 func cmdSRem(h *Handler, cl *client, args [][]byte) {
-	removed := 0
+	removed, emptied := 0, false
 	err := cl.db().Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
 		s, _ := o.(*store.Set)
 		if s == nil {
@@ -186,6 +191,7 @@ func cmdSRem(h *Handler, cl *client, args [][]byte) {
 			if s.Remove(m) {
 				removed++
 				if s.Len() == 0 {
+					emptied = true
 					break
 				}
 			}
@@ -197,6 +203,9 @@ func cmdSRem(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(int64(removed))
+	if removed > 0 {
+		cl.notifyRemoved(evSet, "srem", args[1], emptied)
+	}
 }
 
 func cmdSMembers(h *Handler, cl *client, args [][]byte) {
@@ -292,6 +301,7 @@ func cmdSPop(h *Handler, cl *client, args [][]byte) {
 					popped = append(popped, slices.Clone(m))
 				}
 			})
+			whole = s.Len() == 0
 		}
 		return s
 	})
@@ -305,6 +315,9 @@ func cmdSPop(h *Handler, cl *client, args [][]byte) {
 	case !found:
 		cl.writeSet(0)
 		return
+	}
+	if count != 0 {
+		cl.notifyRemoved(evSet, "spop", args[1], whole)
 	}
 	if !logged || count == 0 {
 		return
@@ -468,14 +481,14 @@ func cmdSDiffStore(h *Handler, cl *client, args [][]byte)  { h.setOpStore(cl, ar
 // setOpStore stores op over args[2:] at args[1], replacing whatever it held;
 // an empty result deletes it.
 func (h *Handler) setOpStore(cl *client, args [][]byte, op setOp) {
-	stored := 0
+	stored, existed := 0, false
 	// need > 0: the *STORE commands are denyoom, refused over maxmemory.
 	err := cl.db().Tx(args[1:], 1, func(t *store.Tx) error {
 		res := store.NewSet()
 		if err := combine(t, len(args)-2, 1, op, func(m []byte) { res.Add(m) }); err != nil {
 			return err
 		}
-		stored = res.Len()
+		stored, existed = res.Len(), t.Kind(0) != store.KindNone
 		return t.Put(0, res)
 	})
 	if err != nil {
@@ -483,6 +496,7 @@ func (h *Handler) setOpStore(cl *client, args [][]byte, op setOp) {
 		return
 	}
 	cl.writeInt(int64(stored))
+	cl.notifyStored(evSet, [...]string{opInter: "sinterstore", opUnion: "sunionstore", opDiff: "sdiffstore"}[op], args[1], stored > 0, existed)
 }
 
 // cmdSInterCard: SINTERCARD numkeys key... [LIMIT limit].
@@ -528,7 +542,7 @@ func cmdSInterCard(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdSMove(h *Handler, cl *client, args [][]byte) {
-	moved := false
+	moved, emptied, created, added := false, false, false, false
 	// need 0: SMOVE is not denyoom in Redis 7.0, so it runs over maxmemory.
 	err := cl.db().Tx(args[1:3], 0, func(t *store.Tx) error {
 		// A missing source answers 0 whatever the destination holds, as in
@@ -552,13 +566,14 @@ func cmdSMove(h *Handler, cl *client, args [][]byte) {
 		if !s.Remove(args[3]) {
 			return nil
 		}
-		moved = true
+		moved, emptied = true, s.Len() == 0
 		if dst == nil {
 			d := store.NewSet()
 			d.Add(args[3])
+			created, added = true, true
 			return t.Put(1, d)
 		}
-		dst.(*store.Set).Add(args[3])
+		added = dst.(*store.Set).Add(args[3])
 		return nil
 	})
 	if err != nil {
@@ -566,6 +581,13 @@ func cmdSMove(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(boolInt(moved))
+	if moved && string(args[1]) != string(args[2]) { // Redis: srem, del, new, sadd
+		cl.notifyRemoved(evSet, "srem", args[1], emptied)
+		cl.notifyNew(created, args[2])
+		if added {
+			cl.notify(evSet, "sadd", args[2])
+		}
+	}
 }
 
 func cmdSScan(h *Handler, cl *client, args [][]byte) {

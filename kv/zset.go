@@ -344,14 +344,14 @@ flags:
 	}
 	var added, updated, processed int
 	var last float64
-	nan := false
+	nan, created := false, false
 	err := cl.db().Update(args[1], store.KindZSet, need, func(o store.Object) store.Object {
 		z, _ := o.(*store.ZSet)
 		if z == nil {
 			if xx {
 				return nil
 			}
-			z = store.NewZSet(1, len(pairs[1]))
+			z, created = store.NewZSet(1, len(pairs[1])), true
 		}
 		for j, score := range scores {
 			m := pairs[2*j+1]
@@ -405,10 +405,14 @@ flags:
 	default:
 		cl.writeInt(int64(added))
 	}
+	if err == nil && added+updated > 0 {
+		cl.notifyNew(created, args[1])
+		cl.notify(evZSet, endEvent(incr, "zincr", "zadd"), args[1])
+	}
 }
 
 func cmdZRem(h *Handler, cl *client, args [][]byte) {
-	removed := 0
+	removed, emptied := 0, false
 	err := cl.db().Update(args[1], store.KindZSet, 0, func(o store.Object) store.Object {
 		if o == nil {
 			return nil
@@ -419,6 +423,7 @@ func cmdZRem(h *Handler, cl *client, args [][]byte) {
 				removed++
 			}
 		}
+		emptied = z.Len() == 0
 		return z
 	})
 	if err != nil {
@@ -426,6 +431,9 @@ func cmdZRem(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeInt(int64(removed))
+	if removed > 0 {
+		cl.notifyRemoved(evZSet, "zrem", args[1], emptied)
+	}
 }
 
 func cmdZCard(h *Handler, cl *client, args [][]byte) {

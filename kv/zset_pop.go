@@ -23,11 +23,13 @@ type zpopShape struct {
 // waits). A first existing key of another type answers WRONGTYPE. The
 // blocking BZPOPMIN/BZPOPMAX/BZMPOP are meant to call it as they are.
 func (h *Handler) zpop(cl *client, keys [][]byte, max bool, count int64, shape zpopShape) (found bool) {
+	var popped []byte
+	emptied := false
 	if len(keys) == 1 {
 		err := cl.db().Update(keys[0], store.KindZSet, 0, func(o store.Object) store.Object {
 			if o != nil {
-				found = true
-				writeZPop(cl, keys[0], o.(*store.ZSet), max, count, shape)
+				found, popped = true, keys[0]
+				emptied = writeZPop(cl, keys[0], o.(*store.ZSet), max, count, shape)
 			}
 			return o
 		})
@@ -35,34 +37,38 @@ func (h *Handler) zpop(cl *client, keys [][]byte, max bool, count int64, shape z
 			cl.writeError(err.Error())
 			return true
 		}
-		return found
-	}
-	err := cl.db().Tx(keys, 0, func(t *store.Tx) error {
-		for i := range keys {
-			o, err := t.Object(i, store.KindZSet)
-			if err != nil {
-				return err
+	} else {
+		err := cl.db().Tx(keys, 0, func(t *store.Tx) error {
+			for i := range keys {
+				o, err := t.Object(i, store.KindZSet)
+				if err != nil {
+					return err
+				}
+				if o != nil {
+					found, popped = true, keys[i]
+					emptied = writeZPop(cl, keys[i], o.(*store.ZSet), max, count, shape)
+					return nil
+				}
 			}
-			if o != nil {
-				found = true
-				writeZPop(cl, keys[i], o.(*store.ZSet), max, count, shape)
-				return nil
-			}
+			return nil
+		})
+		if err != nil {
+			cl.writeError(err.Error())
+			return true
 		}
-		return nil
-	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return true
+	}
+	if found && count != 0 {
+		cl.notifyRemoved(evZSet, endEvent(max, "zpopmax", "zpopmin"), popped, emptied)
 	}
 	return found
 }
 
-// writeZPop pops from z (whose key is key) and writes the reply.
-func writeZPop(cl *client, key []byte, z *store.ZSet, max bool, count int64, shape zpopShape) {
+// writeZPop pops from z (whose key is key) and writes the reply; it
+// reports whether z is left empty.
+func writeZPop(cl *client, key []byte, z *store.ZSet, max bool, count int64, shape zpopShape) (emptied bool) {
 	if count == 0 {
 		cl.writeArray(0)
-		return
+		return false
 	}
 	if count < 0 {
 		count = 1
@@ -94,6 +100,7 @@ func writeZPop(cl *client, key []byte, z *store.ZSet, max bool, count int64, sha
 		return true
 	})
 	z.RemoveRange(lo, hi)
+	return z.Len() == 0
 }
 
 func cmdZPopMin(h *Handler, cl *client, args [][]byte) { h.zpopMinMax(cl, args, false) }

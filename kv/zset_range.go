@@ -225,7 +225,9 @@ func writeZRange(cl *client, z *store.ZSet, lo, hi int, rev, withScores bool) {
 
 func (h *Handler) zrangeStore(cl *client, args [][]byte, sp *zrangeSpec) {
 	var stored int
+	existed := false
 	err := cl.db().Tx([][]byte{args[1], args[2]}, 1, func(t *store.Tx) error {
+		existed = t.Kind(0) != store.KindNone
 		o, err := t.Object(1, store.KindZSet)
 		if err != nil {
 			return err
@@ -255,6 +257,7 @@ func (h *Handler) zrangeStore(cl *client, args [][]byte, sp *zrangeSpec) {
 		return
 	}
 	cl.writeInt(int64(stored))
+	cl.notifyStored(evZSet, "zrangestore", args[1], stored > 0, existed)
 }
 
 func cmdZRemRangeByRank(h *Handler, cl *client, args [][]byte) {
@@ -264,7 +267,7 @@ func cmdZRemRangeByRank(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotInteger)
 		return
 	}
-	h.zremRange(cl, args[1], func(z *store.ZSet) (int, int) { return rankSpan(start, end, z.Len()) })
+	h.zremRange(cl, args[1], "zremrangebyrank", func(z *store.ZSet) (int, int) { return rankSpan(start, end, z.Len()) })
 }
 
 func cmdZRemRangeByScore(h *Handler, cl *client, args [][]byte) {
@@ -273,7 +276,7 @@ func cmdZRemRangeByScore(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotFloatRange)
 		return
 	}
-	h.zremRange(cl, args[1], func(z *store.ZSet) (int, int) { return z.ScoreRanks(r) })
+	h.zremRange(cl, args[1], "zremrangebyscore", func(z *store.ZSet) (int, int) { return z.ScoreRanks(r) })
 }
 
 func cmdZRemRangeByLex(h *Handler, cl *client, args [][]byte) {
@@ -282,12 +285,13 @@ func cmdZRemRangeByLex(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotLexRange)
 		return
 	}
-	h.zremRange(cl, args[1], func(z *store.ZSet) (int, int) { return z.LexRanks(r, false) })
+	h.zremRange(cl, args[1], "zremrangebylex", func(z *store.ZSet) (int, int) { return z.LexRanks(r, false) })
 }
 
-// zremRange removes the ranks span picks and replies how many.
-func (h *Handler) zremRange(cl *client, key []byte, span func(z *store.ZSet) (lo, hi int)) {
-	removed := 0
+// zremRange removes the ranks span picks and replies how many; event is
+// the command's keyspace event.
+func (h *Handler) zremRange(cl *client, key []byte, event string, span func(z *store.ZSet) (lo, hi int)) {
+	removed, emptied := 0, false
 	err := cl.db().Update(key, store.KindZSet, 0, func(o store.Object) store.Object {
 		if o == nil {
 			return nil
@@ -295,6 +299,7 @@ func (h *Handler) zremRange(cl *client, key []byte, span func(z *store.ZSet) (lo
 		z := o.(*store.ZSet)
 		lo, hi := span(z)
 		removed = z.RemoveRange(lo, hi)
+		emptied = z.Len() == 0
 		return z
 	})
 	if err != nil {
@@ -302,4 +307,7 @@ func (h *Handler) zremRange(cl *client, key []byte, span func(z *store.ZSet) (lo
 		return
 	}
 	cl.writeInt(int64(removed))
+	if removed > 0 {
+		cl.notifyRemoved(evZSet, event, key, emptied)
+	}
 }

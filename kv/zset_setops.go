@@ -170,6 +170,7 @@ func (h *Handler) zsetOp(cl *client, args [][]byte, toStore bool, op zsetOp, car
 		need = 1
 	}
 	var stored int
+	existed := false
 	err := cl.db().Tx(keys, need, func(t *store.Tx) error {
 		srcs := make([]zsrc, len(a.keys))
 		for i := range a.keys {
@@ -231,7 +232,7 @@ func (h *Handler) zsetOp(cl *client, args [][]byte, toStore bool, op zsetOp, car
 			writeZPairs(cl, res, a.withScores)
 			return nil
 		}
-		stored = len(res)
+		stored, existed = len(res), t.Kind(0) != store.KindNone
 		if stored == 0 {
 			return t.Put(0, nil)
 		}
@@ -253,6 +254,7 @@ func (h *Handler) zsetOp(cl *client, args [][]byte, toStore bool, op zsetOp, car
 		cl.writeError(err.Error())
 	case toStore && errLate == "":
 		cl.writeInt(int64(stored))
+		cl.notifyStored(evZSet, [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}[op], args[1], stored > 0, existed)
 	}
 }
 
