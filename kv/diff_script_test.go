@@ -15,7 +15,7 @@ func init() {
 	// changes from run to run: compare them by name instead (script-cache).
 	info := diffCases["command-info"][:0:0]
 	for _, st := range diffCases["command-info"] {
-		if strings.Join(st.args, " ") != "COMMAND INFO script" {
+		if cmd := strings.Join(st.args, " "); cmd != "COMMAND INFO script" && cmd != "COMMAND INFO function" {
 			info = append(info, st)
 		}
 	}
@@ -205,5 +205,107 @@ func init() {
 		c("WATCH w"), ev0("return redis.call('set','w','by script')"), c("MULTI"), c("GET w"), c("EXEC"),
 		c("WATCH w2"), ev0("return redis.call('get','w2')"), c("MULTI"), c("GET w2"), c("EXEC"),
 		c("RPUSH l a"), ev0("return redis.call('rpoplpush','l','l2')"), c("LRANGE l2 0 -1"),
+	}
+	functionDiffCases()
+}
+
+// functionDiffCases are FUNCTION and FCALL against redis-server 7.0. Each
+// case starts with FUNCTION FLUSH (runDiff's FLUSHALL keeps libraries).
+// Redis lists libraries and functions in its dictionaries' order, which
+// changes from run to run: listing cases have one library of one function.
+func functionDiffCases() {
+	fl := func(code string, rest ...string) step {
+		return s(exact, append([]string{"FUNCTION", "LOAD"}, append(rest, code)...)...)
+	}
+	lib := func(body string) step { return fl("#!lua name=lib\n" + body) }
+	fc := func(args ...string) step { return s(exact, append([]string{"FCALL"}, args...)...) }
+	fcro := func(args ...string) step { return s(exact, append([]string{"FCALL_RO"}, args...)...) }
+	const two = "#!lua name=two\n" +
+		"local calls = 0\n" +
+		"redis.register_function('set', function(keys, args) calls = calls + 1 return redis.call('set', keys[1], args[1]) end)\n" +
+		"redis.register_function{function_name='get', callback=function(keys) return {redis.call('get', keys[1]), calls} end, flags={'no-writes'}, description='reads'}\n"
+	diffCases["function-load-errors"] = []step{
+		c("FUNCTION FLUSH"),
+		fl("return 1"), fl("#!lua"), fl("#!lua\nreturn 1"), fl("#!lua name=x"), fl("#!lua name=a-b\n"), fl("#!lua name=\nreturn 1"),
+		fl("#!lua name=x foo=bar\nreturn 1"), fl("#!lua name=c name=d\nreturn 1"), fl("#!lua name=\"unbalanced\nreturn 1"),
+		fl("#!js name=x\nreturn 1"), fl("#!\nreturn 1"), fl("#!lua name=x\nreturn 1"),
+		// gopher-lua's own texts: only the type is compared.
+		s(sameType, "FUNCTION", "LOAD", "#!lua name=x\nreturn +"), s(sameType, "FUNCTION", "LOAD", "#!lua name=x\nlocal a = nil + 1"),
+		lib("redis.call('ping')"), lib("local x = string.format('%d', 1)"), lib("error('boom')"), lib("x = 5"),
+		lib("return type(math)"), lib("return redis.setresp(3)"), lib("return bit.band(1, 1)"),
+		lib("redis.register_function('a-b', function() end)"), lib("redis.register_function('', function() end)"),
+		lib("redis.register_function('a', function() end) redis.register_function('a', function() end)"),
+		lib("redis.register_function{function_name='x', callback=function() end, flags={'bad'}}"),
+		lib("redis.register_function{function_name='x', callback=function() end, flags={'no-writes', 1}}"),
+		lib("redis.register_function{function_name='x', callback=function() end, flags='no-writes'}"),
+		lib("redis.register_function{function_name='x', callback=function() end, foo=1}"),
+		lib("redis.register_function{callback=function() end}"), lib("redis.register_function{function_name='c'}"),
+		lib("redis.register_function{function_name={}, callback=function() end}"),
+		lib("redis.register_function{function_name='c', callback=1}"), lib("redis.register_function{function_name='c', callback=function() end, description={}}"),
+		lib("redis.register_function('c')"), lib("redis.register_function()"), lib("redis.register_function('c', 1)"),
+		lib("redis.register_function({}, 1)"), lib("redis.register_function('c', function() end, 3)"),
+		lib("redis.register_function(5)"), lib("redis.log(redis.LOG_WARNING)"), lib("redis.log(99, 'x')"),
+		lib("while true do end"),
+		c("FUNCTION LOAD"), s(exact, "FUNCTION", "LOAD", "REPLACE"), s(exact, "FUNCTION", "LOAD", "foo", "bar"),
+		s(exact, "FUNCTION", "LOAD", "REPLACE", "REPLACE", "x"), c("FUNCTION LIST"), c("FUNCTION STATS"),
+	}
+	diffCases["function-call"] = []step{
+		c("FUNCTION FLUSH"), fl(two), fl(two), fl(two, "REPLACE"), fl(two, "replace"),
+		fc("set", "1", "k", "v1"), fc("get", "1", "k"), fc("SET", "1", "k", "v2"), fc("GET", "1", "k"), c("GET k"),
+		fcro("get", "1", "k"), fcro("set", "1", "k", "v"), fc("nosuch", "0"), fc("get", "x"), fc("get", "3", "a"),
+		fc("get", "-1"), fcro("nosuch", "0"), c("FCALL"), c("FCALL get"), c("FCALL_RO get"),
+		fl("#!lua name=other\nredis.register_function('set', function() return 1 end)"),
+		fl("#!lua name=other\nredis.register_function('SET', function() return 1 end)"),
+		fl("#!lua name=TWO\nredis.register_function('x1', function() return 'upper' end)"), fc("x1", "0"),
+		c("FUNCTION DELETE TWO"), c("FUNCTION DELETE TWO"), c("FUNCTION DELETE nosuch"), c("FUNCTION DELETE"), c("FUNCTION DELETE a b"),
+		c("FUNCTION STATS"), c("FUNCTION DELETE two"), fc("get", "1", "k"), c("FUNCTION STATS"),
+	}
+	diffCases["function-run"] = []step{
+		c("FUNCTION FLUSH"), c("SET s x"),
+		lib("local count = 0\n" +
+			"redis.register_function('inc', function() count = count + 1 return count end)\n" +
+			"redis.register_function('err', function() error('boom') end)\n" +
+			"redis.register_function('errt', function() error({err='MY custom'}) end)\n" +
+			"redis.register_function('kv', function(keys, args) return {#keys, #args, keys[1], args[1]} end)\n" +
+			"redis.register_function('keys', function() return KEYS end)\n" +
+			"redis.register_function('g', function() x = 1 end)\n" +
+			"redis.register_function('cerr', function() return redis.call('incr', 's') end)\n" +
+			"redis.register_function('pcerr', function() return redis.pcall('incr', 's') end)\n" +
+			"redis.register_function('libs', function() return {type(string), type(math), type(bit), type(redis.call), type(redis.setresp)} end)\n" +
+			"redis.register_function('ro', function() return redis.call('set', 'a', 'b') end)\n" +
+			"redis.register_function{function_name='rof', callback=function() return redis.call('set', 'a', 'b') end, flags={'no-writes'}}\n" +
+			"redis.register_function{function_name='roget', callback=function() return redis.call('get', 's') end, flags={'no-writes'}}\n" +
+			"redis.register_function('resp3', function() redis.setresp(3) return redis.call('hgetall', 'nokey') end)\n" +
+			"redis.register_function('types', function() return {1, 'two', {3}, false, true, 3.99, {ok='fine'}} end)\n" +
+			"redis.register_function('noscript', function() return redis.call('function', 'list') end)\n" +
+			"redis.register_function('fcall', function() return redis.call('fcall', 'inc', 0) end)\n" +
+			"redis.register_function('select', function() redis.call('select', 1) redis.call('set', 'indb1', 'y') return redis.call('dbsize') end)\n" +
+			"redis.register_function('ret', function(keys, args) return tonumber(args[1]) end)\n"),
+		fc("inc", "0"), fc("inc", "0"), fc("INC", "0"), fc("err", "0"), fc("errt", "0"), fc("kv", "2", "a", "b", "c"), fc("kv", "0"),
+		fc("keys", "0"), fc("g", "0"), fc("cerr", "0"), fc("pcerr", "0"), fc("libs", "0"), fc("ro", "0"), fcro("ro", "0"), fc("rof", "0"),
+		fcro("roget", "0"), fc("resp3", "0"), fc("types", "0"), fc("noscript", "0"), fc("fcall", "0"), fc("select", "0"),
+		c("DBSIZE"), c("SELECT 1"), c("GET indb1"), c("SELECT 0"), fc("ret", "0", "5.5"),
+		c("MULTI"), fc("inc", "0"), fc("ret", "0", "7"), c("EXEC"),
+		s(exact, "EVAL", "return redis.call('fcall', 'inc', 0)", "0"),
+	}
+	oneFunc := "#!lua name=mylib\nredis.register_function{function_name='myfunc', callback=function() return 1 end, flags={'no-writes', 'ALLOW-OOM', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys'}, description='does\\r\\nlittle'}"
+	long := "#!lua name=longlib\n-- " + strings.Repeat("abcdefgh", 40) + "\nredis.register_function('longf', function(keys, args) return 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' end)\n"
+	diffCases["function-list-dump"] = []step{
+		c("FUNCTION FLUSH"), c("FUNCTION LIST"), c("FUNCTION DUMP"), fl(oneFunc), c("FUNCTION LIST"), c("FUNCTION LIST WITHCODE"),
+		c("FUNCTION LIST LIBRARYNAME my*"), c("FUNCTION LIST libraryname MY* withcode"), c("FUNCTION LIST LIBRARYNAME x*"),
+		c("FUNCTION LIST LIBRARYNAME"), c("FUNCTION LIST WITHCODE WITHCODE"), c("FUNCTION LIST LIBRARYNAME a LIBRARYNAME b"),
+		c("FUNCTION LIST foo"), c("FUNCTION STATS"), c("FUNCTION STATS x"), c("FUNCTION DUMP"), c("FUNCTION DUMP x"),
+		c("FUNCTION FLUSH"), fl(long), c("FUNCTION DUMP"), c("FUNCTION LIST WITHCODE"),
+		c("FUNCTION FLUSH x"), c("FUNCTION FLUSH sync x"), c("FUNCTION FLUSH ASYNC"), c("FUNCTION LIST"), c("FUNCTION FLUSH SYNC"),
+		c("FUNCTION KILL"), c("FUNCTION KILL x"), c("FUNCTION HELP"), c("FUNCTION help x"), c("FUNCTION foo"), c("FUNCTION"),
+		c("COMMAND INFO fcall fcall_ro"),
+		c("COMMAND INFO function|kill function|flush function|dump function|load function|delete function|list function|restore function|help function|stats"),
+	}
+	diffCases["function-restore"] = []step{
+		c("FUNCTION FLUSH"), fl(oneFunc), c("FUNCTION RESTORE x"), c("FUNCTION RESTORE x y"), c("FUNCTION RESTORE x flush extra"),
+		s(exact, "FUNCTION", "RESTORE", ""), s(exact, "FUNCTION", "RESTORE", "\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+		s(exact, "FUNCTION", "RESTORE", "\x0b\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+		s(exact, "FUNCTION", "RESTORE", "\xf5\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+		c("FUNCTION RESTORE"),
 	}
 }

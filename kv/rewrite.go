@@ -71,6 +71,9 @@ func (h *Handler) startRewrite(fromCron bool) error {
 	for i := range h.stripes {
 		h.stripes[i].Lock()
 	}
+	// FUNCTION LOAD and the rest run under every stripe: the libraries
+	// now are those of T0.
+	libraries := h.libraryCodes()
 	r.Start()
 	h.rw.copied = make([]bool, len(h.stripes))
 	h.rw.active.Store(true)
@@ -78,15 +81,19 @@ func (h *Handler) startRewrite(fromCron bool) error {
 		h.stripes[i].Unlock()
 	}
 	h.opts.Logger.Info("append only file rewrite started")
-	go h.runRewrite(r)
+	go h.runRewrite(r, libraries)
 	return nil
 }
 
-// runRewrite copies every shard not yet copied, then lets the Writer add
+// runRewrite writes a FUNCTION LOAD of each library, as Redis's rewrite
+// does, and copies every shard not yet copied, then lets the Writer add
 // the tail and switch files.
-func (h *Handler) runRewrite(r *aof.Rewrite) {
+func (h *Handler) runRewrite(r *aof.Rewrite, libraries []string) {
 	var buf []byte
 	var err error
+	for _, code := range libraries {
+		buf = aof.AppendCommand(buf, []byte("FUNCTION"), []byte("LOAD"), []byte(code))
+	}
 	for i := range h.stripes {
 		h.stripes[i].Lock()
 		if !h.rw.copied[i] {

@@ -30,6 +30,9 @@ import (
 // applies all of it or none. Keys it made ready for blocked clients are
 // served after it ends.
 //
+// Functions (FUNCTION, FCALL: function.go) share this engine: its mutex,
+// its script client and limits, and a Lua state of their own.
+//
 // Scripts are compiled once and cached by the SHA1 of their body; EVAL
 // caches too. They share one Lua state per Handler, sandboxed as Redis's
 // (script_lua.go): no os, io, loadfile, dofile or require; every global
@@ -156,6 +159,10 @@ type scriptEngine struct {
 	client  *client               // the script client, reused (script_run.go)
 	watch   scriptWatch           // the time and heap limits of a run
 	loop    loopState             // the script client's counters (the caller's) and ready keys
+
+	functions functionSet  // the libraries (function.go)
+	funcVM    *luaVM       // the Lua state functions run in; nil until a library loads
+	loading   *libraryLoad // the library whose code is running, during FUNCTION LOAD
 }
 
 // scriptEngines holds each Handler's engine without keeping the Handler
@@ -170,7 +177,7 @@ func (h *Handler) scripts() *scriptEngine {
 	if e, ok := scriptEngines.Load(key); ok {
 		return e.(*scriptEngine)
 	}
-	fresh := &scriptEngine{scripts: make(map[string]*luaScript), rand: newRand48()}
+	fresh := &scriptEngine{scripts: make(map[string]*luaScript), rand: newRand48(), functions: newFunctionSet()}
 	e, loaded := scriptEngines.LoadOrStore(key, fresh)
 	if !loaded {
 		scriptLoops.Store(&fresh.loop, struct{}{})

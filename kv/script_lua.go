@@ -30,7 +30,8 @@ const (
 	luaMaxUnpack     = 8000    // values one call returns: LUAI_MAXCSTACK ("too many results to unpack")
 	luaMaxSyntaxNest = 5000    // syntax tree depth: the compiler recurses on it
 	luaMaxString     = 512 << 20
-	luaChunkName     = "user_script"
+	luaChunkName     = "user_script"   // an EVAL script's chunk
+	luaFunctionChunk = "user_function" // a function library's chunk
 )
 
 // luaVM is one Lua state with the sandbox around it.
@@ -40,6 +41,12 @@ type luaVM struct {
 	base    *lua.LTable                 // the globals env shows
 	shows   map[*lua.LTable]*lua.LTable // read-only proxies → the table each shows
 	handler *lua.LFunction              // the error handler of a run
+
+	// The functions' state only (function_load.go): the globals a
+	// library's code sees while it loads, and whether a panic that escaped
+	// PCall may have left the state inconsistent.
+	loadBase *lua.LTable
+	broken   bool
 }
 
 // newLuaVM makes a Lua state whose redis and math functions are e's.
@@ -447,7 +454,7 @@ func luaErrorHandler(L *lua.LState) int {
 	if found {
 		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine >= 0 {
 			source := dbg.Source
-			if source == luaChunkName {
+			if source == luaChunkName || source == luaFunctionChunk {
 				source = "@" + source
 			}
 			t.RawSetString("source", lua.LString(source))

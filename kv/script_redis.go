@@ -212,8 +212,11 @@ func (e *scriptEngine) luaLog(L *lua.LState) int {
 			msg.WriteString(s)
 		}
 	}
-	if e.running {
+	switch {
+	case e.running:
 		e.run.h.opts.Logger.Log(context.Background(), luaLogLevels[level], msg.String())
+	case e.loading != nil:
+		e.loading.h.opts.Logger.Log(context.Background(), luaLogLevels[level], msg.String())
 	}
 	return 0
 }

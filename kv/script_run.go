@@ -75,6 +75,23 @@ func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, keys, argv 
 		e.vm = newLuaVM(e)
 	}
 	vm := e.vm
+	L := vm.L
+	fn := L.NewFunctionFromProto(s.proto)
+	fn.Env = vm.env
+	vm.base.RawSetString("KEYS", luaStrings(L, keys))
+	vm.base.RawSetString("ARGV", luaStrings(L, argv))
+	broken := e.runLua(h, cl, vm, s, fn, nil, readOnly)
+	vm.base.RawSetString("KEYS", lua.LNil)
+	vm.base.RawSetString("ARGV", lua.LNil)
+	if broken {
+		e.vm = nil // the state may be inconsistent after a panic that escaped PCall
+	}
+}
+
+// runLua calls fn with args in vm for cl, the run being s's (its name in
+// errors, its flags), under the time and heap limits, and writes its
+// reply or error. e.mu is held. broken says the state must be replaced.
+func (e *scriptEngine) runLua(h *Handler, cl *client, vm *luaVM, s *luaScript, fn *lua.LFunction, args []lua.LValue, readOnly bool) (broken bool) {
 	sc := e.bindClient(h, cl)
 	r := &e.run
 	*r = scriptRun{h: h, caller: cl, sc: sc, script: s, readOnly: readOnly, args: r.args[:0], argBuf: r.argBuf[:0], ends: r.ends[:0]}
@@ -83,32 +100,24 @@ func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, keys, argv 
 	threshold := h.busyThreshold()
 
 	L := vm.L
-	fn := L.NewFunctionFromProto(s.proto)
-	fn.Env = vm.env
-	vm.base.RawSetString("KEYS", luaStrings(L, keys))
-	vm.base.RawSetString("ARGV", luaStrings(L, argv))
 	L.SetContext(e.watch.begin(threshold))
-	broken, err := vm.call(fn)
+	broken, err := vm.call(fn, args...)
 	if err == nil {
 		writeLuaReply(cl, L.Get(-1), sc.proto == 3)
 	}
 	L.SetTop(0)
 	L.RemoveContext()
 	cause := e.watch.end()
-	vm.base.RawSetString("KEYS", lua.LNil)
-	vm.base.RawSetString("ARGV", lua.LNil)
-	if broken {
-		e.vm = nil // the state may be inconsistent after a panic that escaped PCall
-	}
 	if err != nil {
 		r.writeError(cl, err, cause, threshold)
 	}
+	return broken
 }
 
-// call runs fn with the error handler. A panic that escapes PCall (gopher-
-// lua raises a registry overflow while pushing the handler) is an error
-// too, and broken says the state must be replaced.
-func (vm *luaVM) call(fn *lua.LFunction) (broken bool, err error) {
+// call runs fn with args and the error handler. A panic that escapes
+// PCall (gopher-lua raises a registry overflow while pushing the handler)
+// is an error too, and broken says the state must be replaced.
+func (vm *luaVM) call(fn *lua.LFunction, args ...lua.LValue) (broken bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			broken = true
@@ -120,7 +129,10 @@ func (vm *luaVM) call(fn *lua.LFunction) (broken bool, err error) {
 		}
 	}()
 	vm.L.Push(fn)
-	return false, vm.L.PCall(0, 1, vm.handler)
+	for _, a := range args {
+		vm.L.Push(a)
+	}
+	return false, vm.L.PCall(len(args), 1, vm.handler)
 }
 
 // luaStrings returns a Lua array of args (KEYS, ARGV).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shoalkv/shoal/aof"
-	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
 )
@@ -288,21 +286,12 @@ func TestScriptServesBlockedClientsAfterItEnds(t *testing.T) {
 	}
 }
 
-// scriptParams is the settings table with a busy-reply-threshold row, as
-// config.Params would hold it: the script time limit, in milliseconds.
-func scriptParams() *config.Table {
-	return config.New(append(config.Params(), config.Param{
-		Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Kind: config.Int(0, math.MaxInt64),
-		Default: "5000", RunTime: true, Usage: "milliseconds after which a script is stopped (0: never)",
-	}))
-}
-
 // TestScriptLimits: a script that loops, recurses without end, builds a
 // huge string or stack, returns a table inside itself or nests its syntax
 // a million deep gets an error; the server goes on serving, and other
 // clients wait for the looping script rather than interleave with it.
 func TestScriptLimits(t *testing.T) {
-	srv := startShoal(t, kv.Options{Params: scriptParams()}, eventloop.Options{Loops: 2, Balancer: &eventloop.RoundRobin{}})
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2, Balancer: &eventloop.RoundRobin{}})
 	c := dialRaw(t, srv.addr)
 	other := dialRaw(t, srv.addr)
 	if got := c.Do("CONFIG", "SET", "busy-reply-threshold", "300"); got != "+OK\r\n" {
