@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/internal/shoaltest"
+	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -108,6 +109,18 @@ var notifyCases = map[string][]step{
 		c("ZINTER 2 nope x"), c("ZDIFF 1 nope"), c("ZINTERCARD 1 nope"), c("ZSCAN nope 0"), c("ZLEXCOUNT nope - +"),
 		c("ZADD x NX GT 1 a"), c("ZADD x 1"), c("SET s v"), c("ZADD s 1 a"),
 	},
+	// "#bg" sends a blocking command on a third connection and waits until
+	// the server has parked it; "#bgreply" reads its reply, once a write
+	// served it.
+	"blocked-served": {
+		c("#bg BLPOP q 0"), c("LPUSH q a"), c("#bgreply"), c("#bg BRPOP q 0"), c("RPUSH q a b"), c("#bgreply"),
+		c("#bg BLMOVE src dst LEFT RIGHT 0"), c("RPUSH src x"), c("#bgreply"),
+		c("#bg BRPOPLPUSH src dst 0"), c("LPUSH src y"), c("#bgreply"),
+		c("#bg BLMPOP 0 2 m1 m2 LEFT COUNT 2"), c("RPUSH m2 a b c"), c("#bgreply"),
+		c("#bg BZPOPMIN z 0"), c("ZADD z 1 a"), c("#bgreply"), c("#bg BZPOPMAX z 0"), c("ZADD z 1 a 2 b"), c("#bgreply"),
+		c("#bg BZMPOP 0 1 z2 MIN COUNT 5"), c("ZADD z2 1 a 2 b"), c("#bgreply"),
+		c("SELECT 3"), c("#bg BLPOP q3 0"), c("LPUSH q3 a"), c("#bgreply"),
+	},
 	"transactions": {
 		c("MULTI"), c("SET a 1"), c("INCR a"), c("LPUSH l x"), c("DEL a nope"), c("EXEC"),
 		s(exact, "EVAL", "redis.call('SET', KEYS[1], 'v'); redis.call('EXPIRE', KEYS[1], 100); return redis.call('DEL', KEYS[1])", "1", "sk"),
@@ -163,13 +176,15 @@ func TestDifferentialNotifications(t *testing.T) {
 // PSUBSCRIBE __key*__:* on the other.
 type notifyListener struct {
 	cmd, sub *rawConn
+	bg       *rawConn // the blocking commands' connection
+	addr     string
 	marks    int
 	inMulti  bool
 }
 
 func newNotifyListener(t *testing.T, addr string) *notifyListener {
 	t.Helper()
-	l := &notifyListener{cmd: dialRaw(t, addr), sub: dialRaw(t, addr)}
+	l := &notifyListener{cmd: dialRaw(t, addr), sub: dialRaw(t, addr), addr: addr}
 	for _, args := range [][]string{{"SELECT", "0"}, {"FLUSHALL"}, {"CONFIG", "SET", "notify-keyspace-events", "KEAmn"}} {
 		if r := l.cmd.Do(args...); r != "+OK\r\n" {
 			t.Fatalf("%q: %q", args, r)
@@ -226,6 +241,18 @@ func runNotifyDiff(t *testing.T, redisAddr, shoalAddr string, steps []step) {
 			time.Sleep(time.Duration(ms) * time.Millisecond) // a TTL runs out: only the clock can do that
 			continue
 		}
+		switch st.args[0] {
+		case "#bg":
+			ref.block(t, st.args[1:])
+			got.block(t, st.args[1:])
+			continue
+		case "#bgreply":
+			want, have := mustRead(t, ref.bg), mustRead(t, got.bg)
+			if want != have {
+				t.Errorf("step %d: the served command's reply:\nredis: %q\nshoal: %q", i, want, have)
+			}
+			continue
+		}
 		args := st.args
 		if len(args) == 4 && args[3] == "''" {
 			args = append(args[:3:3], "")
@@ -253,4 +280,47 @@ func briefMessages(msgs []string) []string {
 		}
 	}
 	return out
+}
+
+// block sends a blocking command on the listener's third connection, in
+// the database the command connection uses, and returns once the server
+// counts it among INFO's blocked_clients.
+func (l *notifyListener) block(t *testing.T, args []string) {
+	t.Helper()
+	if l.bg == nil {
+		l.bg = dialRaw(t, l.addr)
+	}
+	db := "0"
+	if info := l.cmd.Do("CLIENT", "INFO"); strings.Contains(info, " db=") {
+		db = strings.Fields(info[strings.Index(info, " db=")+4:])[0]
+	}
+	l.bg.Do("SELECT", db)
+	l.bg.Send(encodeCommand(args))
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(l.cmd.Do("INFO", "clients"), "blocked_clients:1\r\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q did not block", args)
+		}
+		time.Sleep(time.Millisecond) // polling the server's own count
+	}
+}
+
+// TestDifferentialNotifyConfig: CONFIG SET notify-keyspace-events takes
+// and refuses the values redis-server does, with its error text, and
+// CONFIG GET answers in Redis's canonical order.
+func TestDifferentialNotifyConfig(t *testing.T) {
+	redisAddr := startRedis(t)
+	shoal := startShoal(t, kv.Options{}, eventloop.Options{Engine: testEngine(t)})
+	var steps []step
+	for _, v := range []string{"KEA", "", "K", "E", "g", "$", "l", "s", "h", "z", "x", "e", "t", "m", "d", "n", "A",
+		"KA", "EA", "Kn", "Em", "KEAmn", "KEg$lshzxetdmn", "Ex", "foo", "KEA!", "AKE", "gA", "$lshzxetdKE", "nmEK",
+		"kea", " ", "KEA ", "KK", "Ag$lshzxeKEtmdn"} {
+		steps = append(steps, s(exact, "CONFIG", "SET", "notify-keyspace-events", v),
+			s(exact, "CONFIG", "GET", "notify-keyspace-events"))
+	}
+	steps = append(steps, c("CONFIG SET notify-keyspace-events"), c("CONFIG GET notify-*"),
+		c("CONFIG SET notify-keyspace-events KEA notify-keyspace-events x"), c("CONFIG GET notify-keyspace-events"),
+		c("CONFIG SET notify-keyspace-events KEA maxmemory-policy bad"), c("CONFIG GET notify-keyspace-events"),
+		s(exact, "CONFIG", "SET", "notify-keyspace-events", ""))
+	runDiff(t, redisAddr, shoal.addr, 2, steps, false)
 }
