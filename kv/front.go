@@ -41,6 +41,30 @@ func (h *Handler) Logging() bool { return h.aof != nil }
 // Touch tells WATCH that key was written outside a command.
 func (h *Handler) Touch(key []byte) { h.touchKey(key) }
 
+// Wrote tells WATCH, client-side caching and keyspace notifications that a
+// front's cmd (SET, DEL or INCRBY, as FrontCommandOf names them) changed
+// key in database 0, as the command would have: "set" (then "expire" when
+// the SET gave a TTL), "del" for a key that existed, "incrby". A front
+// calls it instead of Touch after such a write. It cannot tell a new key
+// from an old one, so the fronts publish no "new".
+func (h *Handler) Wrote(cmd FrontCommand, key []byte, expires bool) {
+	h.touchKeyIn(0, key)
+	if h.pubsub.events.active.Load() == 0 || cmd < 0 || int(cmd) >= len(commandsByID) {
+		return
+	}
+	switch commandsByID[cmd].name {
+	case "set":
+		h.notifyDB(nil, 0, evString, "set", key)
+		if expires {
+			h.notifyDB(nil, 0, evGeneric, "expire", key)
+		}
+	case "del":
+		h.notifyDB(nil, 0, evGeneric, "del", key)
+	case "incrby":
+		h.notifyDB(nil, 0, evString, "incrby", key)
+	}
+}
+
 // FrontCommand is the Redis command a front's request is counted as in
 // INFO commandstats and /metrics (GET, SET, DEL, INCRBY, PING).
 type FrontCommand int

@@ -264,3 +264,22 @@ func TestGoRedisHearsExpired(t *testing.T) {
 		}
 	}
 }
+
+// TestNotifyFrontWrites: a write over the HTTP or frame front, reported
+// with Wrote, publishes what the RESP command publishes.
+func TestNotifyFrontWrites(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Engine: testEngine(t)})
+	l := listenEvents(t, srv.addr, "__key*__:*")
+	l.cmd.Do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+	h := srv.handler
+	h.Wrote(kv.FrontCommandOf("set"), []byte("k"), true)
+	h.Wrote(kv.FrontCommandOf("incrby"), []byte("n"), false)
+	h.Wrote(kv.FrontCommandOf("del"), []byte("k"), false)
+	h.Wrote(kv.FrontCommandOf("get"), []byte("k"), false) // a read: nothing
+	got := l.until("__keyevent@0__:mark")
+	want := []string{"__keyspace@0__:k set", "__keyevent@0__:set k", "__keyspace@0__:k expire", "__keyevent@0__:expire k",
+		"__keyspace@0__:n incrby", "__keyevent@0__:incrby n", "__keyspace@0__:k del", "__keyevent@0__:del k"}
+	if !slices.Equal(got, want) {
+		t.Errorf("front writes published %q, want %q", got, want)
+	}
+}
