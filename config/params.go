@@ -44,6 +44,7 @@ func Params() []Param {
 		{Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Kind: Int(0, math.MaxInt64), Default: "5000", RunTime: true, Usage: "milliseconds a script or function runs before other clients get -BUSY and SCRIPT KILL may stop it"},
 		{Name: "slowlog-log-slower-than", Kind: Int(-1, math.MaxInt64), Default: "10000", RunTime: true, Usage: "log commands that run longer than this many microseconds in SLOWLOG (-1: none, 0: all; below 10000 every fast command is timed too)"},
 		{Name: "slowlog-max-len", Kind: Int(0, math.MaxInt64), Default: "128", RunTime: true, Usage: "entries SLOWLOG keeps"},
+		{Name: "enable-debug-command", Kind: Enum("no", "yes", "local"), Default: "no", Usage: "who may run DEBUG: nobody, everybody, or clients on loopback"},
 		{Name: "proto-max-bulk-len", Kind: Memory(1<<20, math.MaxInt64), Default: "512mb", Usage: "largest bulk argument a client may send"},
 
 		// Memory (the store).

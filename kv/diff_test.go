@@ -399,9 +399,11 @@ func equalReplies(mode compareMode, want, have string) bool {
 		if errA != nil || errB != nil || a < 0 || b < 0 {
 			return false
 		}
-		tolerance := int64(2)
+		// Times in flight: a PTTL of 1000 read 5 ms later on a loaded
+		// machine is 995 (a tolerance of 2 failed so, under load 10).
+		tolerance := max(int64(2), a/10)
 		if a > 10000 {
-			tolerance = 2000
+			tolerance = max(tolerance, 2000)
 		}
 		return a-b <= tolerance && b-a <= tolerance
 	case maskInts:
