@@ -207,6 +207,48 @@ func init() {
 		c("RPUSH l a"), ev0("return redis.call('rpoplpush','l','l2')"), c("LRANGE l2 0 -1"),
 	}
 	functionDiffCases()
+	libraryDiffCases()
+}
+
+// libraryDiffCases are the cjson, cmsgpack and struct libraries against
+// redis-server 7.0. Objects of more than one key are left out: cjson
+// writes them in the table's iteration order, gopher-lua's here.
+func libraryDiffCases() {
+	ev0 := func(script string) step { return s(exact, "EVAL", script, "0") }
+	diffCases["script-cjson"] = []step{
+		ev0("return cjson.encode({1,2,{a=1}})"), ev0("return cjson.encode({})"), ev0("return cjson.encode({{}, {{}}})"),
+		ev0("return cjson.encode('a/b\\127\\1\\0\\\"\\\\\\n\\r\\t\\b\\f\\31 \\200\\255')"),
+		ev0("return cjson.encode({0.1+0.2, -0, 1e300, 123456789012345678, 1/3, 100, -1.5e-7, 2^53, 1e15, 1e14, 0.0001, 0.00001})"),
+		ev0("return cjson.encode({true, false, cjson.null})"), ev0("return cjson.encode(nil)"), ev0("return cjson.encode(cjson.null)"),
+		ev0("return cjson.encode({[1]=1,[2]=nil,[3]=3})"), ev0("return cjson.encode({[1]=1,[20]=2})"), ev0("return cjson.encode({[1]=1,[10]=2})"),
+		ev0("return cjson.encode({[1]=1,[11]=2})"), ev0("return cjson.encode({[0]=1})"), ev0("return cjson.encode({[-1]=1})"),
+		ev0("return cjson.encode({[1.5]=1})"), ev0("return cjson.encode({[2]=1})"), ev0("return cjson.encode({a={b={c={}}}})"),
+		ev0("return cjson.encode({[true]=1})"), ev0("return cjson.encode({[1/0]=1})"),
+		ev0("return cjson.encode(function() end)"), ev0("return cjson.encode(coroutine.create(function() end))"),
+		ev0("return cjson.encode()"), ev0("return cjson.encode(1, 2)"), ev0("return cjson.encode(1/0)"), ev0("return cjson.encode(0/0)"),
+		ev0("local t = {} t[1] = t return cjson.encode(t)"), ev0("local t = 1 for i = 1, 1000 do t = {t} end return #cjson.encode(t)"),
+		ev0("local t = 1 for i = 1, 1001 do t = {t} end return cjson.encode(t)"),
+		ev0("return cjson.decode('[1,2,3]')"), ev0("return cjson.decode('{\"a\":{\"b\":[1,\"x\"]}}').a.b"),
+		ev0("return cjson.decode(' [true, false, null, \"x\\\\u00e9\\\\n\", 1.5e3, -0.25, 1E2] ')"),
+		ev0("return type(cjson.decode('null'))"), ev0("return cjson.decode('null') == cjson.null"), ev0("return type(cjson.null)"),
+		ev0("return cjson.decode('\"\\\\ud83d\\\\ude00\"')"), ev0("return cjson.decode('\"\\\\ud800\"')"),
+		ev0("return cjson.decode('\"\\\\ude00\"')"), ev0("return cjson.decode('\"\\\\u12\"')"), ev0("return cjson.decode('\"\\\\q\"')"),
+		ev0("return cjson.decode('\"abc')"), ev0("return cjson.decode('[1,2')"), ev0("return cjson.decode('{\"a\":1,}')"),
+		ev0("return cjson.decode('{\"a\" 1}')"), ev0("return cjson.decode('{1:1}')"), ev0("return cjson.decode('[1 2]')"),
+		ev0("return cjson.decode('tru')"), ev0("return cjson.decode('')"), ev0("return cjson.decode('  ')"), ev0("return cjson.decode('[1] x')"),
+		ev0("return cjson.decode('@')"), ev0("return cjson.decode()"), ev0("return cjson.decode({})"), ev0("return cjson.decode(5)"),
+		ev0("return cjson.decode('\\0[')"), ev0("return cjson.decode('[1]\\0garbage')"),
+		ev0("return {tostring(cjson.decode('nan')), tostring(cjson.decode('-inf')), cjson.decode('0x10'), cjson.decode('+1'), cjson.decode('01'), cjson.decode('1e'), cjson.decode('-')}"),
+		ev0("return cjson.decode('-')"), ev0("return cjson.decode('.5')"), ev0("return cjson.decode('5.')"), ev0("return cjson.decode('1e400')"),
+		ev0("return cjson.decode(string.rep('[', 1001))"), ev0("return #cjson.decode(string.rep('[', 1000) .. string.rep(']', 1000))"),
+		ev0("return cjson.encode(cjson.decode('[1,null,3,{\"k\":null}]'))"),
+		ev0("return {cjson.encode_keep_buffer(), cjson.encode_max_depth(), cjson.decode_max_depth(), cjson.encode_number_precision()}"),
+		ev0("return {cjson.encode_sparse_array()}"), ev0("return {cjson.encode_invalid_numbers(), cjson.decode_invalid_numbers()}"),
+		ev0("return cjson.encode_max_depth(0)"), ev0("return cjson.encode_max_depth('x')"), ev0("return cjson.encode_max_depth(1, 2)"),
+		ev0("return cjson.encode_keep_buffer('maybe')"), ev0("return cjson._NAME .. cjson._VERSION"), ev0("cjson.encode = nil"),
+		ev0("local t = {} for k in pairs(cjson) do t[#t+1] = k end table.sort(t) return t"),
+		ev0("return cjson.encode(cjson.decode('{\"a\":[1,2,{\"b\":true}]}'))"),
+	}
 }
 
 // functionDiffCases are FUNCTION and FCALL against redis-server 7.0. Each
