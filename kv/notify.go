@@ -3,6 +3,7 @@ package kv
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/shoalkv/shoal/config"
@@ -130,6 +131,12 @@ type keyspaceEvents struct {
 	// neither K nor E and nothing can be published. Every emit tests it.
 	active atomic.Uint32
 	config atomic.Uint32 // the setting as given, for CONFIG GET
+
+	// beforeKeys is whether commands run beforeKeys first: while x or m
+	// is published or a client tracks keys. The one test every command
+	// with keys makes; mu orders its updates.
+	beforeKeys atomic.Bool
+	mu         sync.Mutex
 }
 
 func (e *keyspaceEvents) set(flags uint32) {
@@ -147,11 +154,13 @@ func (h *Handler) ownNotifySettings() {
 	ev := &h.pubsub.events
 	flags, _ := parseEventClasses(h.params.Get("notify-keyspace-events"))
 	ev.set(flags)
+	h.updateBeforeKeys()
 	h.params.Own("notify-keyspace-events", config.Owner{
 		Get: func() string { return formatEventClasses(ev.config.Load()) },
 		Set: func(v string) {
 			flags, _ := parseEventClasses(v)
 			ev.set(flags)
+			h.updateBeforeKeys()
 		},
 		Check: func(v string) error {
 			_, err := parseEventClasses(v)
@@ -159,6 +168,15 @@ func (h *Handler) ownNotifySettings() {
 		},
 	})
 	h.shared.SetRemoveHook(h.storeRemoved)
+}
+
+// updateBeforeKeys recomputes keyspaceEvents.beforeKeys after the setting
+// or the number of tracking clients changed.
+func (h *Handler) updateBeforeKeys() {
+	ev := &h.pubsub.events
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.beforeKeys.Store(ev.active.Load()&(evExpired|evKeyMiss) != 0 || h.tracking.active.Load() != 0)
 }
 
 // notifying reports whether events of class are published.
@@ -325,7 +343,7 @@ func notifyWrapCommands(cmds []*command) {
 		notifyWrap[cmd.statsID] = rule
 		fn, c := cmd.fn, cmd
 		cmd.fn = func(h *Handler, cl *client, args [][]byte) {
-			if h.pubsub.events.active.Load()&(evExpired|evKeyMiss) != 0 || h.tracking.active.Load() != 0 {
+			if h.pubsub.events.beforeKeys.Load() {
 				h.beforeKeys(cl, c, args)
 			}
 			fn(h, cl, args)

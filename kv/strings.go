@@ -58,7 +58,8 @@ func (h *Handler) set(cl *client, key, val []byte, a setArgs, cmdName string) {
 		}
 		o.ExpireAt = at
 	}
-	created := cl.keyIsNew(key)
+	notifying := h.pubsub.events.active.Load() != 0
+	created := notifying && cl.keyIsNew(key)
 	start := len(cl.out)
 	out, hadOld, written, err := cl.db().Set(cl.out, key, val, o)
 	switch {
@@ -71,6 +72,9 @@ func (h *Handler) set(cl *client, key, val []byte, a setArgs, cmdName string) {
 		cl.writeNull()
 	default:
 		cl.writeOK()
+	}
+	if !notifying {
+		return
 	}
 	if a.get && !hadOld && cmdName == "set" {
 		cl.notify(evKeyMiss, "keymiss", key) // GETSET's is beforeKeys'

@@ -188,6 +188,7 @@ func (h *Handler) startTracking(cl *client, st *trackingState) {
 	old := s.tracking.Swap(st)
 	if old == nil {
 		t.active.Add(1)
+		h.updateBeforeKeys()
 	}
 	// Its messages go through its subscriber's mailbox (pubsub.go).
 	cl.subscriberOf()
@@ -221,6 +222,7 @@ func (h *Handler) stopTracking(cl *client) {
 	}
 	t := &h.tracking
 	t.active.Add(-1)
+	h.updateBeforeKeys()
 	t.mu.Lock()
 	for _, p := range old.prefixes {
 		if ids := t.prefixes[p]; ids != nil {
