@@ -28,7 +28,10 @@ func Int(min, max int64) IntKind { return IntKind{min, max} }
 // Parse implements Kind.
 func (k IntKind) Parse(s string) (string, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < k.Min || n > k.Max {
+	if err != nil {
+		return "", errors.New("argument couldn't be parsed into an integer")
+	}
+	if n < k.Min || n > k.Max {
 		return "", fmt.Errorf("argument must be between %d and %d inclusive", k.Min, k.Max)
 	}
 	return strconv.FormatInt(n, 10), nil
@@ -158,3 +161,25 @@ func (k TextKind) Parse(s string) (string, error) {
 
 // Values implements Kind.
 func (TextKind) Values() string { return "text" }
+
+// CheckedKind is a Kind whose values check further refuses.
+type CheckedKind struct {
+	Kind
+	check func(v string) error
+}
+
+// Checked returns k with the values check refuses taken out; check gets
+// the canonical form.
+func Checked(k Kind, check func(string) error) CheckedKind { return CheckedKind{k, check} }
+
+// Parse implements Kind.
+func (k CheckedKind) Parse(s string) (string, error) {
+	v, err := k.Kind.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	if err := k.check(v); err != nil {
+		return "", err
+	}
+	return v, nil
+}

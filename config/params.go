@@ -55,6 +55,17 @@ func Params() []Param {
 		{Name: "lfu-decay-time", Kind: Int(0, math.MaxInt32), Default: "1", RunTime: true, Usage: "minutes without access for the LFU counter to lose one (0: never)"},
 		{Name: "maxmemory-clients", Kind: MemoryOrPercent(), Default: "0", RunTime: true, Usage: "close the clients using the most buffer memory while all clients use more than this (bytes or a % of maxmemory; 0: no limit)"},
 
+		// Encodings (the store; a change applies from each collection's
+		// next write, as in Redis). Small hashes and sorted sets keep
+		// each length in one byte: their values stop at 255.
+		{Name: "hash-max-listpack-entries", Aliases: []string{"hash-max-ziplist-entries"}, Kind: Int(0, math.MaxInt64), Default: "512", RunTime: true, Usage: "a hash with more fields than this leaves the listpack encoding"},
+		{Name: "hash-max-listpack-value", Aliases: []string{"hash-max-ziplist-value"}, Kind: Int(0, 255), Default: "64", RunTime: true, Usage: "a hash with a longer field or value leaves the listpack encoding"},
+		{Name: "set-max-intset-entries", Kind: Int(0, math.MaxInt64), Default: "512", RunTime: true, Usage: "a set of integers with more members than this leaves the intset encoding"},
+		{Name: "zset-max-listpack-entries", Aliases: []string{"zset-max-ziplist-entries"}, Kind: Int(0, math.MaxInt64), Default: "128", RunTime: true, Usage: "a sorted set with more members than this leaves the listpack encoding"},
+		{Name: "zset-max-listpack-value", Aliases: []string{"zset-max-ziplist-value"}, Kind: Int(0, 255), Default: "64", RunTime: true, Usage: "a sorted set with a longer member leaves the listpack encoding"},
+		{Name: "list-max-listpack-size", Aliases: []string{"list-max-ziplist-size"}, Kind: Checked(Int(-5, 32767), nonZero), Default: "-2", RunTime: true, Usage: "a list node's size: -1..-5 for 4..64 KiB, or a count of elements (each node still at most 8 KiB)"},
+		{Name: "list-compress-depth", Kind: Checked(Int(0, math.MaxInt32), onlyZeroDepth), Default: "0", RunTime: true, Usage: "Shoal keeps list nodes uncompressed: only 0"},
+
 		// Persistence (package kv, the aof.Writer). appendonly is chosen
 		// at startup; CONFIG SET takes only the value it has.
 		{Name: "save", Kind: Text(onlyEmpty("save")), Default: "", RunTime: true, Usage: "RDB snapshots: Shoal takes none, so only \"\""},
@@ -79,6 +90,20 @@ func onlyEmpty(name string) func(string) error {
 		}
 		return nil
 	}
+}
+
+func nonZero(v string) error {
+	if v == "0" {
+		return errors.New("0 is no size: want -1..-5 (4..64 KiB per node) or a count of elements")
+	}
+	return nil
+}
+
+func onlyZeroDepth(v string) error {
+	if v != "0" {
+		return errors.New("shoal does not compress list nodes; list-compress-depth only accepts 0")
+	}
+	return nil
 }
 
 func fileName(v string) error {

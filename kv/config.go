@@ -106,6 +106,7 @@ func (h *Handler) ownSettings(o Options) {
 	h.ownOutputLimits()
 	h.ownTrackingSettings()
 	h.ownSlowlog()
+	h.ownEncodings()
 }
 
 // ownListener makes h.params read the listener's settings from the edge
@@ -228,4 +229,41 @@ func cmdConfigHelp(_ *Handler, cl *client, _ [][]byte) {
 		"REWRITE",
 		"    Fails: Shoal runs without a config file.",
 	})
+}
+
+// ownEncodings makes the encoding thresholds' rows read and change the
+// store's limits (store.EncodingLimits: the process's, as a server's).
+func (h *Handler) ownEncodings() {
+	fields := map[string]func(l *store.EncodingLimits) *int64{
+		"hash-max-listpack-entries": func(l *store.EncodingLimits) *int64 { return &l.HashMaxListpackEntries },
+		"hash-max-listpack-value":   func(l *store.EncodingLimits) *int64 { return &l.HashMaxListpackValue },
+		"set-max-intset-entries":    func(l *store.EncodingLimits) *int64 { return &l.SetMaxIntsetEntries },
+		"zset-max-listpack-entries": func(l *store.EncodingLimits) *int64 { return &l.ZSetMaxListpackEntries },
+		"zset-max-listpack-value":   func(l *store.EncodingLimits) *int64 { return &l.ZSetMaxListpackValue },
+		"list-max-listpack-size":    func(l *store.EncodingLimits) *int64 { return &l.ListMaxListpackSize },
+	}
+	// A new server starts from its own table's values, not from what an
+	// earlier server in the process left.
+	l := store.Encodings()
+	for name, field := range fields {
+		*field(&l) = h.params.Int(name)
+	}
+	if err := store.SetEncodings(l); err != nil {
+		panic("kv: the settings table holds encodings the store refuses: " + err.Error())
+	}
+	for name, field := range fields {
+		h.params.Own(name, config.Owner{
+			Get: func() string {
+				l := store.Encodings()
+				return strconv.FormatInt(*field(&l), 10)
+			},
+			Set: func(v string) {
+				l := store.Encodings()
+				*field(&l) = atoi64(v)
+				if err := store.SetEncodings(l); err != nil {
+					panic("kv: the settings table let through " + name + " " + v + ": " + err.Error())
+				}
+			},
+		})
+	}
 }

@@ -11,8 +11,8 @@ import (
 // Hash is a hash: fields mapped to values, both byte strings. Small hashes use the
 // "listpack" encoding, one byte slice of (field length, field, value length, value)
 // entries in insertion order, as Redis keeps them; a hash that grows past
-// HashMaxListpackEntries fields or gets a field or value longer than
-// HashMaxListpackValue bytes converts to the "hashtable" encoding (bdict, pointer-free)
+// hash-max-listpack-entries fields or gets a field or value longer than
+// hash-max-listpack-value bytes (EncodingLimits) converts to the "hashtable" encoding (bdict, pointer-free)
 // and stays there, as in Redis.
 //
 // A Hash is not safe for concurrent use; the store serialises access through View,
@@ -22,14 +22,6 @@ type Hash struct {
 	n  int    // fields in lp
 	d  *bdict
 }
-
-// Redis 7.0's built-in hash-max-listpack-entries and hash-max-listpack-value (the
-// server's defaults without a configuration file; the sample redis.conf lowers the
-// entries to 128).
-const (
-	HashMaxListpackEntries = 512
-	HashMaxListpackValue   = 64
-)
 
 const hashSize = int64(unsafe.Sizeof(Hash{}))
 
@@ -136,9 +128,10 @@ func (h *Hash) Get(f []byte) ([]byte, bool) {
 
 // Set gives field f the value v, adding f if absent, and reports whether it was
 // added. A field or value too long for the listpack converts the hash first, and a
-// field past HashMaxListpackEntries after it, as Redis's hashTypeSet does.
+// field past hash-max-listpack-entries after it, as Redis's hashTypeSet does
+// (EncodingLimits).
 func (h *Hash) Set(f, v []byte) (added bool) {
-	if h.d == nil && (len(f) > HashMaxListpackValue || len(v) > HashMaxListpackValue) {
+	if maxLen := int(limits.Load().HashMaxListpackValue); h.d == nil && (len(f) > maxLen || len(v) > maxLen) {
 		h.convert()
 	}
 	if d := h.d; d != nil {
@@ -169,7 +162,7 @@ func (h *Hash) Set(f, v []byte) (added bool) {
 	h.lp = append(h.lp, byte(len(v)))
 	h.lp = append(h.lp, v...)
 	h.n++
-	if h.n > HashMaxListpackEntries {
+	if int64(h.n) > limits.Load().HashMaxListpackEntries {
 		h.convert()
 	}
 	return true
@@ -225,7 +218,7 @@ func (h *Hash) Random(k int, unique bool, fn func(f, v []byte)) {
 		}
 		return
 	}
-	var buf [HashMaxListpackEntries]int
+	var buf [512]int
 	offs := h.lpOffsets(buf[:0])
 	if unique {
 		for i := 0; i < k; i++ {

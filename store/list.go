@@ -8,7 +8,7 @@ import (
 
 // List is a list value (LPUSH, LRANGE, ...), laid out like Redis's quicklist: a
 // sequence of nodes, each one pointer-free byte buffer packing several elements
-// (about listNodeMax bytes of them, as list-max-listpack-size -2 gives Redis). The
+// (about 8 KiB of them at list-max-listpack-size -2, as in Redis). The
 // collector sees one pointer per node, never one per element.
 //
 // An element is packed as uvarint(len) | bytes | backlen, where backlen is the size of
@@ -31,9 +31,22 @@ type listNode struct {
 	count int32
 }
 
-// listNodeMax is a node's target size: Redis 7.0's default list-max-listpack-size
-// of -2 (8 KiB). A single larger element gets a node of its own.
-const listNodeMax = 8192
+// A node's size is bounded by list-max-listpack-size (EncodingLimits): Redis
+// 7.0's default -2 makes nodes of up to 8 KiB. A single larger element gets a
+// node of its own.
+
+// fits reports whether nd can take need more bytes as one more element.
+func (nd *listNode) fits(need int) bool {
+	maxBytes, maxCount := listNodeLimits()
+	return nd.used()+need <= maxBytes && (maxCount == 0 || int(nd.count) < maxCount)
+}
+
+// mergeable reports whether nodes a and b are small enough together to
+// become one: at most half a node's bytes, and the count allowed.
+func mergeable(a, b *listNode) bool {
+	maxBytes, maxCount := listNodeLimits()
+	return a.used()+b.used() <= maxBytes/2 && (maxCount == 0 || int(a.count+b.count) <= maxCount)
+}
 
 // listHeader is what a List costs besides its nodes' buffers.
 const (
@@ -209,7 +222,7 @@ func (l *List) removeNode(i int) {
 // PushFront inserts v at the head (LPUSH).
 func (l *List) PushFront(v []byte) {
 	need := entryLen(len(v))
-	if len(l.nodes) == 0 || l.nodes[0].used()+need > listNodeMax {
+	if len(l.nodes) == 0 || !l.nodes[0].fits(need) {
 		l.insertNode(0)
 	}
 	l.makeRoom(0, need, 0)
@@ -224,7 +237,7 @@ func (l *List) PushFront(v []byte) {
 func (l *List) PushBack(v []byte) {
 	need := entryLen(len(v))
 	last := len(l.nodes) - 1
-	if last < 0 || l.nodes[last].used()+need > listNodeMax {
+	if last < 0 || !l.nodes[last].fits(need) {
 		last++
 		l.insertNode(last)
 	}
@@ -323,7 +336,7 @@ func (l *List) Insert(i int, v []byte) {
 		return
 	}
 	k, j := l.locate(i)
-	if j == 0 && k > 0 && l.nodes[k-1].used()+entryLen(len(v)) <= listNodeMax {
+	if j == 0 && k > 0 && l.nodes[k-1].fits(entryLen(len(v))) {
 		// At a node boundary: the end of the previous node, if it has room.
 		k, j = k-1, int(l.nodes[k-1].count)
 	}
@@ -331,10 +344,10 @@ func (l *List) Insert(i int, v []byte) {
 }
 
 // insertIn inserts v as element j of node k, splitting the node when it would
-// grow past listNodeMax.
+// grow past its limits.
 func (l *List) insertIn(k, j int, v []byte) {
 	need := entryLen(len(v))
-	if nd := &l.nodes[k]; nd.used()+need > listNodeMax && nd.count > 0 {
+	if nd := &l.nodes[k]; !nd.fits(need) && nd.count > 0 {
 		if j == 0 || j == int(nd.count) {
 			at := k
 			if j > 0 {
@@ -448,7 +461,7 @@ func (l *List) tidy(lo, hi int) {
 	}
 	for k := lo; k <= hi+1 && k < len(l.nodes); {
 		l.shrink(k)
-		if k+1 < len(l.nodes) && l.nodes[k].used()+l.nodes[k+1].used() <= listNodeMax/2 {
+		if k+1 < len(l.nodes) && mergeable(&l.nodes[k], &l.nodes[k+1]) {
 			l.merge(k)
 			hi--
 			continue

@@ -65,7 +65,8 @@ func randomElement(r *rand.Rand) []byte {
 	case x < 99:
 		n = 1000 + r.Intn(4000)
 	default:
-		n = listNodeMax + r.Intn(3000) // a node of its own
+		nodeBytes, _ := listNodeLimits()
+		n = nodeBytes + r.Intn(3000) // a node of its own
 	}
 	b := make([]byte, n)
 	for i := range b {

@@ -13,7 +13,7 @@ import (
 // Set is a set of byte strings. As in Redis 7.0 it has two encodings: "intset", the
 // members as sorted integers of the narrowest width (2, 4 or 8 bytes) that holds them
 // all, while every member is the canonical text of a 64-bit integer and there are at
-// most SetMaxIntsetEntries of them; and "hashtable" (bdict, pointer-free) otherwise.
+// most set-max-intset-entries of them (EncodingLimits); and "hashtable" (bdict, pointer-free) otherwise.
 // A set never converts back, as in Redis.
 //
 // A Set is not safe for concurrent use; the store serialises access through View,
@@ -25,8 +25,6 @@ type Set struct {
 	d  *bdict
 }
 
-// SetMaxIntsetEntries is Redis 7.0's set-max-intset-entries default.
-const SetMaxIntsetEntries = 512
 
 const setSize = int64(unsafe.Sizeof(Set{}))
 
@@ -162,7 +160,7 @@ func (s *Set) Has(m []byte) bool {
 }
 
 // Add adds m and reports whether it was new. A member that is not an integer, or
-// one past SetMaxIntsetEntries, converts an intset to a hashtable, as Redis's
+// one past set-max-intset-entries (EncodingLimits), converts an intset to a hashtable, as Redis's
 // setTypeAdd does.
 func (s *Set) Add(m []byte) bool {
 	if s.d == nil {
@@ -173,7 +171,7 @@ func (s *Set) Add(m []byte) bool {
 				return false
 			}
 			s.intsetAdd(v, pos)
-			if s.Len() > SetMaxIntsetEntries {
+			if int64(s.Len()) > limits.Load().SetMaxIntsetEntries {
 				s.convert(0)
 			}
 			return true
@@ -247,10 +245,11 @@ func (s *Set) Random(k int, unique bool, fn func(m []byte)) {
 		}
 		return
 	}
-	// Distinct positions: a partial Fisher-Yates shuffle (n <= SetMaxIntsetEntries).
-	var idx [SetMaxIntsetEntries]uint16
+	// Distinct positions: a partial Fisher-Yates shuffle.
+	var stack [512]int32
+	idx := stack[:0]
 	for i := range n {
-		idx[i] = uint16(i)
+		idx = append(idx, int32(i))
 	}
 	for i := 0; i < k; i++ {
 		j := i + rand.IntN(n-i)

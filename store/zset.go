@@ -11,8 +11,8 @@ import (
 // ZSet is a sorted set: members ordered by (score, member bytes), as Redis orders
 // them. Small sets use the "listpack" encoding, one byte slice of packed entries in
 // order (8 bytes of score, a length byte, the member); a set that grows past
-// ZSetMaxListpackEntries elements or gets a member longer than ZSetMaxListpackValue
-// bytes converts to the "skiplist" encoding (ztree: a counted B+tree plus a hash
+// zset-max-listpack-entries elements or gets a member longer than
+// zset-max-listpack-value bytes (EncodingLimits) converts to the "skiplist" encoding (ztree: a counted B+tree plus a hash
 // index, pointer-free), and stays there, as in Redis.
 //
 // A ZSet is not safe for concurrent use; the store serialises access through View,
@@ -23,11 +23,6 @@ type ZSet struct {
 	tree *ztree
 }
 
-// Redis 7.0's zset-max-listpack-entries and zset-max-listpack-value defaults.
-const (
-	ZSetMaxListpackEntries = 128
-	ZSetMaxListpackValue   = 64
-)
 
 const zsetSize = int64(unsafe.Sizeof(ZSet{}))
 
@@ -35,7 +30,7 @@ const zsetSize = int64(unsafe.Sizeof(ZSet{}))
 // sizeHint elements whose longest member has maxLen bytes.
 func NewZSet(sizeHint, maxLen int) *ZSet {
 	z := &ZSet{}
-	if sizeHint > ZSetMaxListpackEntries || maxLen > ZSetMaxListpackValue {
+	if l := limits.Load(); int64(sizeHint) > l.ZSetMaxListpackEntries || int64(maxLen) > l.ZSetMaxListpackValue {
 		z.tree = newZTree()
 	}
 	return z
@@ -153,12 +148,13 @@ func (z *ZSet) convert() {
 // Redis does for the results of ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE.
 func (z *ZSet) Compact() {
 	t := z.tree
-	if t == nil || t.n > ZSetMaxListpackEntries {
+	l := limits.Load()
+	if t == nil || int64(t.n) > l.ZSetMaxListpackEntries {
 		return
 	}
 	ok := true
 	t.walk(0, t.n, false, func(id uint32) bool {
-		ok = t.ents[id].mlen <= ZSetMaxListpackValue
+		ok = int64(t.ents[id].mlen) <= l.ZSetMaxListpackValue
 		return ok
 	})
 	if !ok {
@@ -210,7 +206,7 @@ func (z *ZSet) Set(m []byte, score float64) (added bool) {
 		z.lpInsert(m, score)
 		return false
 	}
-	if z.n+1 > ZSetMaxListpackEntries || len(m) > ZSetMaxListpackValue {
+	if l := limits.Load(); int64(z.n+1) > l.ZSetMaxListpackEntries || int64(len(m)) > l.ZSetMaxListpackValue {
 		z.convert()
 		z.tree.insert(m, score)
 		return true
@@ -271,11 +267,12 @@ func (z *ZSet) Range(lo, hi int, rev bool, fn func(m []byte, score float64) bool
 		}
 		return
 	}
-	// Backwards: collect the offsets first (at most 128).
-	var offs [ZSetMaxListpackEntries]int
+	// Backwards: collect the offsets first.
+	var stack [ZSetMaxListpackEntries]int
+	offs := stack[:0]
 	off := z.lpOffset(lo)
 	for i := lo; i < hi; i++ {
-		offs[i-lo] = off
+		offs = append(offs, off)
 		off = z.lpNext(off)
 	}
 	for i := hi - 1; i >= lo; i-- {
@@ -432,10 +429,11 @@ func (z *ZSet) LexRanks(r LexRange, rev bool) (lo, hi int) {
 	if !r.gteMin(z.lpMember(lastOff)) || !r.lteMax(z.lpMember(0)) {
 		return 0, 0
 	}
-	var offs [ZSetMaxListpackEntries]int
+	var stack [ZSetMaxListpackEntries]int
+	offs := stack[:0]
 	off := 0
 	for i := 0; i < z.n; i++ {
-		offs[i] = off
+		offs = append(offs, off)
 		off = z.lpNext(off)
 	}
 	if !rev {
