@@ -249,6 +249,61 @@ func libraryDiffCases() {
 		ev0("local t = {} for k in pairs(cjson) do t[#t+1] = k end table.sort(t) return t"),
 		ev0("return cjson.encode(cjson.decode('{\"a\":[1,2,{\"b\":true}]}'))"),
 	}
+	hex := func(expr string) step {
+		return ev0("local s = " + expr + " return (s:gsub('.', function(c) return string.format('%02x', string.byte(c)) end))")
+	}
+	diffCases["script-cmsgpack"] = []step{
+		hex("cmsgpack.pack(0, 1, 127, 128, 255, 256, 65535, 65536, 4294967295, 4294967296, 2^53)"),
+		hex("cmsgpack.pack(-1, -32, -33, -128, -129, -32768, -32769, -2147483648, -2147483649, -2^63)"),
+		hex("cmsgpack.pack(0.5, 1.1, -0.25, 1/0, -1/0, 2^63, 1e300, 3.4e38)"), hex("cmsgpack.pack(true, false, nil)"),
+		hex("cmsgpack.pack('', 'a', string.rep('x', 31), string.rep('y', 32), string.rep('z', 255), string.rep('w', 256))"),
+		hex("cmsgpack.pack(string.rep('v', 65536)):sub(1, 12)"),
+		hex("cmsgpack.pack({}, {1, 2, 3}, {a=1}, {[1]=1, [3]=3}, {[1.5]=1}, {{{}}})"), hex("cmsgpack.pack({1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16})"),
+		hex("cmsgpack.pack(function() end, coroutine.create(function() end))"),
+		ev0("local t = {} t[1] = t return #cmsgpack.pack(t)"), hex("(function() local t = {} t[1] = t return cmsgpack.pack(t) end)()"),
+		ev0("return cmsgpack.pack()"), ev0("return {cmsgpack.unpack(cmsgpack.pack(1, 'two', {3, {4}}, true, -5, 0.5))}"),
+		ev0("return cmsgpack.unpack(cmsgpack.pack({a={b='c'}})).a.b"), ev0("return {tostring(cmsgpack.unpack(cmsgpack.pack(1.1)))}"),
+		ev0("return {cmsgpack.unpack('')}"), ev0("return {cmsgpack.unpack(string.char(0xc1))}"), ev0("return {cmsgpack.unpack(string.char(0xcd, 1))}"),
+		ev0("return {cmsgpack.unpack(string.char(0x92, 1))}"), ev0("return {cmsgpack.unpack(string.char(0xa3, 65))}"),
+		ev0("return {cmsgpack.unpack(string.char(0xd3, 255, 255, 255, 255, 255, 255, 255, 255))}"),
+		ev0("return {cmsgpack.unpack(string.char(0xcf, 0, 0, 0, 1, 0, 0, 0, 0))}"), ev0("return {cmsgpack.unpack(string.char(0xd1, 255, 0))}"),
+		ev0("return {cmsgpack.unpack(string.char(0xca, 0x3f, 0xc0, 0, 0))}"), ev0("return {cmsgpack.unpack(string.char(0xc4, 1, 65))}"),
+		ev0("return #{cmsgpack.unpack(string.rep(string.char(1), 7999))}"), ev0("return #{cmsgpack.unpack(string.rep(string.char(1), 8000))}"),
+		ev0("return #{cmsgpack.unpack(string.rep(string.char(0x91), 3999) .. string.char(1))}"),
+		ev0("return #{cmsgpack.unpack(string.rep(string.char(0x91), 4000) .. string.char(1))}"),
+		ev0("return #{cmsgpack.unpack(string.rep(string.char(0x81, 1), 3000) .. string.char(1))}"),
+		ev0("return {cmsgpack.unpack_one(string.char(1,2), 0)}"), ev0("return {cmsgpack.unpack_one(string.char(1,2), 1)}"),
+		ev0("return {cmsgpack.unpack_one(string.char(1,2))}"), ev0("return cmsgpack.unpack_one('', 1)"), ev0("return cmsgpack.unpack_one('', -1)"),
+		ev0("return {cmsgpack.unpack_one('')}"), ev0("return {cmsgpack.unpack_limit(string.char(1,2,3), 2, 1)}"),
+		ev0("return {cmsgpack.unpack_limit(string.char(1,2,3), 2)}"), ev0("return {cmsgpack.unpack_limit(string.char(1,2,3), 0)}"),
+		ev0("return {cmsgpack.unpack_limit(string.char(1,2,3), -1)}"), ev0("return cmsgpack.unpack_limit(string.char(1))"),
+		ev0("return cmsgpack.unpack()"), ev0("return cmsgpack.unpack({})"),
+		ev0("return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION}"), ev0("cmsgpack.pack = nil"),
+	}
+	diffCases["script-struct"] = []step{
+		hex("struct.pack('bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7)"), hex("struct.pack('>bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7)"),
+		hex("struct.pack('<i2 >i2 i3 I5', 258, 258, -2, 1099511627775)"), hex("struct.pack('i16', -1)"), hex("struct.pack('I16', 1)"),
+		hex("struct.pack('fd', 1.5, -0.1)"), hex("struct.pack('>fd', 1.5, -0.1)"), hex("struct.pack('c3 c0 s x', 'abcdef', 'xy', 'z')"),
+		hex("struct.pack('!4 b i b d', 1, 2, 3, 4.5)"), hex("struct.pack('! b d', 1, 2)"), hex("struct.pack('!2 b i', 1, 2)"),
+		hex("struct.pack('b', 300)"), hex("struct.pack('B', -1)"), hex("struct.pack('l', 2^63)"), hex("struct.pack('l', 1e20)"),
+		ev0("return struct.pack('i33', 1)"), ev0("return struct.pack('!3', 1)"), ev0("return struct.pack('y', 1)"),
+		ev0("return struct.pack('i', 'x')"), ev0("return struct.pack('i')"), ev0("return struct.pack('c5', 'ab')"),
+		ev0("return struct.pack('c', {})"), ev0("return struct.pack()"), ev0("return struct.pack('i99999999999', 1)"),
+		ev0("return {struct.unpack('bBhH', struct.pack('bBhH', -1, 255, -2, 65535))}"),
+		ev0("return {struct.unpack('>iI', struct.pack('>iI', -5, 4000000000))}"),
+		ev0("return {struct.unpack('c2 s c0', 'ab' .. 'xyz' .. string.char(0) .. 'q')}"),
+		ev0("return {struct.unpack('b c0', string.char(3) .. 'abcd')}"), ev0("return {struct.unpack('c0', 'abc')}"),
+		ev0("return {struct.unpack('i', 'ab')}"), ev0("return {struct.unpack('s', 'abc')}"), ev0("return {struct.unpack('b', 'abc', 2)}"),
+		ev0("return {struct.unpack('b', 'abc', 0)}"), ev0("return {struct.unpack('b', 'abc', 4)}"), ev0("return {struct.unpack('x', 'abc', 4)}"),
+		ev0("return {struct.unpack('!4 b i', string.char(1, 0, 0, 0, 2, 0, 0, 0))}"),
+		ev0("return {tostring(struct.unpack('f', struct.pack('f', 0.1)))}"), ev0("return {struct.unpack('d', struct.pack('d', 0.1))}"),
+		ev0("return {struct.unpack('i16', string.rep(string.char(255), 16))}"), ev0("return {struct.unpack('I9', string.rep(string.char(1), 9))}"),
+		ev0("return {struct.unpack('b', string.char(0xff), 1, 'extra')}"), ev0("return struct.unpack('b')"), ev0("return struct.unpack()"),
+		ev0("return {struct.size('bhilfdT'), struct.size('!bhilfdT'), struct.size('c10 i3'), struct.size('>!2 b i')}"),
+		ev0("return struct.size('s')"), ev0("return struct.size('c0')"), ev0("return struct.size('y')"), ev0("return struct.size('')"),
+		ev0("return #{struct.unpack(string.rep('b', 8000), string.rep('x', 8000))}"),
+		ev0("return #{struct.unpack(string.rep('b', 7990), string.rep('x', 8000))}"), ev0("struct.pack = nil"),
+	}
 }
 
 // functionDiffCases are FUNCTION and FCALL against redis-server 7.0. Each

@@ -52,9 +52,11 @@ import (
 // numeric strings as numeric for-loop bounds. Deep recursion is refused
 // with a message of its own. MONITOR does not show the commands a script
 // runs, CLIENT TRACKING does not track the keys it reads for its caller,
-// and redis.set_repl is checked but everything is logged. Of the libraries
-// Redis adds, bit is loaded (script_bit.go); cjson, cmsgpack and struct
-// are not.
+// and redis.set_repl is checked but everything is logged. The libraries
+// Redis adds are loaded: bit, cjson, cmsgpack and struct (script_bit.go,
+// script_cjson.go, script_cmsgpack.go, script_struct.go); cjson and
+// cmsgpack write a table's keys in gopher-lua's iteration order, which is
+// not Lua 5.1's.
 
 var _ = registerFamily(family{commands: []*command{
 	{

@@ -92,6 +92,8 @@ func newLuaVM(e *scriptEngine) *luaVM {
 	vm.base.RawSetString("redis", vm.readOnly(e.redisLib(L)))
 	vm.base.RawSetString("bit", vm.readOnly(bitLib(L)))
 	vm.base.RawSetString("cjson", vm.readOnly(cjsonLib(L)))
+	vm.base.RawSetString("cmsgpack", vm.readOnly(cmsgpackLib(L)))
+	vm.base.RawSetString("struct", vm.readOnly(structLib(L)))
 	vm.base.RawSetString("_G", vm.env)
 	vm.base.Metatable = vm.metatable(L.NewFunction(luaMissingGlobal), nil)
 	vm.env.Metatable = vm.metatable(vm.base, L.NewFunction(luaReadOnly))
