@@ -300,3 +300,58 @@ func TestFunctionsSurviveRestartAndRewrite(t *testing.T) {
 		t.Fatalf("the functions' writes after the rewrite: %q", got)
 	}
 }
+
+// TestFunctionLimits: functions meet the limits scripts do: one that loops
+// is stopped at busy-reply-threshold, one that recurses without end or
+// returns a table inside itself gets an error, cjson and cmsgpack stop at
+// their depth limits on a cyclic table; the server goes on serving and the
+// library stays loaded. A library whose code loops at load is refused
+// after the load timeout.
+func TestFunctionLimits(t *testing.T) {
+	srv := startLoops(t, 2)
+	c := dialRaw(t, srv.addr)
+	if got := c.Do("CONFIG", "SET", "busy-reply-threshold", "200"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET busy-reply-threshold: %q", got)
+	}
+	lib := "#!lua name=bad\n" +
+		"redis.register_function('spin', function() while true do end end)\n" +
+		"redis.register_function('recurse', function() local function f(n) return f(n + 1) + 1 end return f(1) end)\n" +
+		"redis.register_function('cycle', function() local t = {} t[1] = t return t end)\n" +
+		"redis.register_function('json', function() local t = {} t[1] = t return cjson.encode(t) end)\n" +
+		"redis.register_function('pack', function() local t = {} t[1] = t return #cmsgpack.pack(t) end)\n" +
+		"redis.register_function('ok', function() return 'fine' end)\n"
+	if got := c.Do("FUNCTION", "LOAD", lib); got != "$3\r\nbad\r\n" {
+		t.Fatalf("FUNCTION LOAD: %q", got)
+	}
+	start := time.Now()
+	if got := c.Do("FCALL", "spin", "0"); !strings.HasPrefix(got, "-ERR Script ran longer than busy-reply-threshold (200 ms) and was stopped") {
+		t.Fatalf("FCALL spin = %q", got)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("FCALL spin stopped after %v", d)
+	}
+	c.Do("CONFIG", "SET", "busy-reply-threshold", "60000")
+	for fn, want := range map[string]string{
+		"recurse": "-ERR Error running script recurse, stack overflow",
+		"cycle":   "-ERR Script returned a table that contains itself",
+		"json":    "-ERR user_function:5: Cannot serialise, excessive nesting (1001) script: json, on @user_function:5.",
+		"pack":    ":17\r\n",
+	} {
+		if got := c.Do("FCALL", fn, "0"); !strings.HasPrefix(got, want) {
+			t.Errorf("FCALL %s = %.200q, want %q", fn, got, want)
+		}
+		if got := c.Do("FCALL", "ok", "0"); got != "$4\r\nfine\r\n" {
+			t.Fatalf("after FCALL %s: %q", fn, got)
+		}
+	}
+	start = time.Now()
+	if got := c.Do("FUNCTION", "LOAD", "#!lua name=loops\nwhile true do end"); got != "-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n" {
+		t.Fatalf("a library that loops at load: %q", got)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the load was stopped after %v, want about 500ms", d)
+	}
+	if got := c.Do("FCALL", "ok", "0"); got != "$4\r\nfine\r\n" {
+		t.Fatalf("after the refused load: %q", got)
+	}
+}
