@@ -182,6 +182,10 @@ func TestReadRedisServerDump(t *testing.T) {
 	plain := testKey{key: "l:plain", val: Value{Kind: KindList, Items: [][]byte{[]byte("small"), bytes.Repeat([]byte("P"), 3000), []byte("7")}}, typ: TypeListQuicklist2}
 	create(t, c0, plain.key, plain.val, 0)
 	keys = append(keys, plain)
+	lib := "#!lua name=mylib\nredis.register_function('f', function() return 1 end)"
+	if err := c0.FunctionLoad(ctx, lib).Err(); err != nil {
+		t.Fatal(err)
+	}
 	for _, policy := range []string{"allkeys-lru", "allkeys-lfu"} {
 		if err := c0.ConfigSet(ctx, "maxmemory-policy", policy).Err(); err != nil {
 			t.Fatal(err)
@@ -196,6 +200,9 @@ func TestReadRedisServerDump(t *testing.T) {
 		got, aux := readAll(t, file)
 		if aux["redis-ver"] != "7.0.15" {
 			t.Errorf("aux redis-ver %q", aux["redis-ver"])
+		}
+		if aux["function"] != lib {
+			t.Errorf("function library read as %q", aux["function"])
 		}
 		if len(got) != len(keys) {
 			t.Errorf("%s: read %d keys, redis has %d", policy, len(got), len(keys))
@@ -271,3 +278,33 @@ func TestDumpPayloadsInterop(t *testing.T) {
 }
 
 func timeFromMs(ms int64) time.Time { return time.UnixMilli(ms) }
+
+// TestRedisServerLoadsWrittenFunctions: a function library written with
+// WriteFunction is loaded by redis-server and can be called.
+func TestRedisServerLoadsWrittenFunctions(t *testing.T) {
+	redistest.Binary(t, "redis-server")
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	lib := "#!lua name=written\nredis.register_function('answer', function() return 42 end)"
+	if err := w.WriteFunction([]byte(lib)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SelectDB(0, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteKey([]byte("k"), &Value{Kind: KindString, Str: []byte("v")}, KeyMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkRDB(t, filepath.Join(dir, "dump.rdb"))
+	c := dialRedis(t, redistest.StartServer(t, "--dir", dir, "--dbfilename", "dump.rdb"), 0)
+	if n, err := c.FCall(context.Background(), "answer", nil).Int(); err != nil || n != 42 {
+		t.Fatalf("FCALL answer: %d, %v", n, err)
+	}
+}

@@ -151,6 +151,8 @@ func readAll(t testing.TB, file []byte) (map[string]testKey, map[string]string) 
 		switch rec.Kind {
 		case RecordAux:
 			aux[string(rec.AuxKey)] = string(rec.AuxValue)
+		case RecordFunction: // kept with the aux fields, under a name no aux field has
+			aux["function"] = string(rec.Function)
 		case RecordKey:
 			keys[fmt.Sprintf("%d/%s", rec.DB, rec.Key)] = testKey{db: rec.DB, key: string(rec.Key), val: cloneValue(&rec.Value), meta: rec.Meta, typ: rec.Type}
 		}
