@@ -204,6 +204,7 @@ func run(params *config.Table) error {
 		RejectMessage:    []byte("-ERR max number of clients reached\r\n"),
 		MaxInboundBuffer: int(params.Int("max-query-buffer")),
 		IdleTimeout:      params.Duration("timeout"),
+		TCPKeepAlive:     time.Duration(params.Int("tcp-keepalive")) * time.Second,
 		Logger:           logger,
 		Listeners:        fronts(bind, int(params.Int("http-port")), int(params.Int("frame-port")), edge),
 	})
