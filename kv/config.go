@@ -105,6 +105,7 @@ func (h *Handler) ownSettings(o Options) {
 	h.ownAOFSettings()
 	h.ownOutputLimits()
 	h.ownTrackingSettings()
+	h.ownNotifySettings() // the store's hook for the keys it removes serves both
 	h.ownSlowlog()
 	h.ownEncodings()
 }

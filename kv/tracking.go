@@ -50,10 +50,8 @@ type trackingTable struct {
 }
 
 // ownTrackingSettings makes the settings table read and set
-// tracking-table-max-keys here, and notify-keyspace-events in notify.go
-// (the store's hook for the keys it removes serves both).
+// tracking-table-max-keys.
 func (h *Handler) ownTrackingSettings() {
-	h.ownNotifySettings()
 	t := &h.tracking
 	t.maxKeys.Store(h.params.Int("tracking-table-max-keys"))
 	h.params.Own("tracking-table-max-keys", config.Owner{

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -95,6 +96,42 @@ func TestWatchSeesWritesOverEveryFront(t *testing.T) {
 		w.Do("PING")
 		if r := w.Do("EXEC"); r != "*-1\r\n" {
 			t.Errorf("%s of a watched key, then EXEC = %q", name, r)
+		}
+	}
+}
+
+// TestKeyspaceEventsFromEveryFront: a write over the HTTP or frame front
+// publishes the keyspace events the RESP command would (kv.Handler.Wrote).
+func TestKeyspaceEventsFromEveryFront(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	ctl, sub := dialRaw(t, f.resp), dialRaw(t, f.resp)
+	ctl.Do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+	sub.Do("PSUBSCRIBE", "__keyevent@0__:*")
+	c := &http.Client{Timeout: 5 * time.Second}
+	fc := dialFrame(t, f.frame)
+	for _, tc := range []struct {
+		name  string
+		write func()
+		want  []string // event, key
+	}{
+		{"http PUT", func() { httpDo(t, c, "PUT", "http://"+f.http+"/kv/k", "v") }, []string{"set", "k"}},
+		{"http PUT ttl", func() { httpDo(t, c, "PUT", "http://"+f.http+"/kv/k?ttl=100", "v") }, []string{"set", "k", "expire", "k"}},
+		{"http DELETE", func() { httpDo(t, c, "DELETE", "http://"+f.http+"/kv/k", "") }, []string{"del", "k"}},
+		{"http incr", func() { httpDo(t, c, "POST", "http://"+f.http+"/kv/n/incr", "") }, []string{"incrby", "n"}},
+		{"frame SET", func() { fc.do(t, frameSet("k", "v")) }, []string{"set", "k"}},
+		{"frame DEL", func() { fc.do(t, frameDel("k")) }, []string{"del", "k"}},
+	} {
+		tc.write()
+		for i := 0; i < len(tc.want); i += 2 {
+			msg, err := sub.Read()
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			ev, key := tc.want[i], tc.want[i+1]
+			want := fmt.Sprintf("*4\r\n$8\r\npmessage\r\n$16\r\n__keyevent@0__:*\r\n$%d\r\n__keyevent@0__:%s\r\n$%d\r\n%s\r\n", 15+len(ev), ev, len(key), key)
+			if msg != want {
+				t.Errorf("%s: event %q, want %q", tc.name, msg, want)
+			}
 		}
 	}
 }

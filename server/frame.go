@@ -130,14 +130,14 @@ func (f *frameFront) serve(req *frame.Request, out []byte) []byte {
 		if _, _, _, err := f.kv.Store().Set(nil, req.Key, req.Value, store.SetOptions{}); err != nil {
 			return frame.AppendErrorResponse(out, err.Error())
 		}
-		f.kv.Touch(req.Key)
+		f.kv.Wrote(f.ids[frame.OpSet], req.Key, false)
 		return append(out, byte(frame.StatusOK), 0, 0, 0, 0)
 	case frame.OpDel:
 		one := [1][]byte{req.Key}
 		if f.kv.Store().Del(one[:]) == 0 {
 			return append(out, byte(frame.StatusNotFound), 0, 0, 0, 0)
 		}
-		f.kv.Touch(req.Key)
+		f.kv.Wrote(f.ids[frame.OpDel], req.Key, false)
 		return append(out, byte(frame.StatusOK), 0, 0, 0, 0)
 	}
 	out, _ = frame.AppendResponse(out, frame.StatusOK, req.Value) // PING; the decoder bounds the value

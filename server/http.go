@@ -264,7 +264,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		if _, _, _, err := f.kv.Store().Set(nil, key, req.Body, o); err != nil {
 			return reply(storeErrorStatus(err), err.Error())
 		}
-		f.kv.Touch(key)
+		f.kv.Wrote(f.setID, key, o.ExpireAt != 0)
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	case "DELETE":
 		hc.op = f.delID
@@ -275,7 +275,7 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		if f.kv.Store().Del(one[:]) == 0 {
 			return reply(404, "no such key")
 		}
-		f.kv.Touch(key)
+		f.kv.Wrote(f.delID, key, false)
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	}
 	return appendNotAllowed(out, date, conn, req, "GET, HEAD, PUT, DELETE")
@@ -307,7 +307,7 @@ func (f *httpFront) incr(key, query []byte, req *http1.Request, date *http1.Date
 	if err != nil {
 		return appendHTTPText(out, date, storeErrorStatus(err), conn, req, err.Error())
 	}
-	f.kv.Touch(key)
+	f.kv.Wrote(f.incrID, key, false)
 	var num [20]byte
 	return http1.AppendResponse(out, date, 200, conn, strconv.AppendInt(num[:0], n, 10), textPlain)
 }
