@@ -1,10 +1,11 @@
 package kv_test
 
 // TOUCH, SUBSTR, LCS, MODULE LIST, COMMAND GETKEYS/GETKEYSANDFLAGS, CLIENT
-// NO-EVICT, CLIENT REPLY and CLIENT UNBLOCK (of no one) against
+// NO-EVICT, CLIENT REPLY, CLIENT UNBLOCK (of no one) and LOLWUT against
 // redis-server.
 func init() {
 	diffCases["operator"] = []step{
+		c("LOLWUT"), c("LOLWUT VERSION 7"), c("LOLWUT VERSION abc"), c("LOLWUT VERSION"), c("LOLWUT foo"), c("LOLWUT VERSION 8 1 2"),
 		c("MSET a 1 b 2"), c("TOUCH a b missing a"), c("TOUCH missing"), c("TOUCH"), c("OBJECT IDLETIME a"),
 		c("SET s hello-world"), c("SUBSTR s 0 4"), c("SUBSTR s -5 -1"), c("SUBSTR s 100 200"), c("SUBSTR missing 0 1"),
 		c("SUBSTR s x 1"), c("SUBSTR s 0"), c("RPUSH l x"), c("SUBSTR l 0 1"),
