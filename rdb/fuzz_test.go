@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"testing"
 )
 
@@ -25,6 +26,9 @@ func smallSample() []testKey {
 func FuzzReader(f *testing.F) {
 	legacy, _ := legacyFile()
 	f.Add(legacy)
+	if saved, err := os.ReadFile("testdata/redis-7.0.15.rdb"); err == nil {
+		f.Add(saved)
+	}
 	f.Add(writeSample(f, smallSample(), Options{}))
 	f.Add(writeSample(f, smallSample(), Options{NoCompression: true, NoChecksum: true}))
 	f.Add(writeSample(f, []testKey{{key: "l", val: Value{Kind: KindList, Items: [][]byte{bytes.Repeat([]byte("ab"), 40), []byte("x")}}}}, Options{ListPlainThreshold: 50}))

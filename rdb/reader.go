@@ -203,7 +203,10 @@ func (r *Reader) next() (*Record, error) {
 func (r *Reader) readKey(t byte, rec *Record) (empty bool, err error) {
 	d := &r.d
 	typeAt := d.at
-	if _, known := typeNames[t]; !known || t > TypeStreamListpacks2 {
+	switch _, known := typeNames[t]; {
+	case t == 20 || t == 21:
+		return false, &CorruptError{Offset: typeAt, Reason: "a value of type " + typeName(t) + ", which Redis 7.2 and later write in files of version 11", Err: ErrUnsupported}
+	case !known || t > TypeStreamListpacks2:
 		return false, &CorruptError{Offset: typeAt, Reason: "unknown value type or opcode " + typeName(t)}
 	}
 	if rec.Key, err = d.readString("a key"); err != nil {
