@@ -9,7 +9,13 @@
 # against each server in turn (the order flips every round) and reads the
 # server's utime+stime from /proc/PID/stat before and after. Prints one line
 # per run and a median table at the end. Needs redis-server, redis-benchmark, go.
+#
+# CMDS picks the commands (default "get set"); "evalsha" runs a rate limiter's
+# script, INCR then EXPIRE of one key, loaded with SCRIPT LOAD on both servers:
+#   CMDS=evalsha benchmark/scripts/redis-benchmark-cpu.sh 3 200000
 set -euo pipefail
+cmds=${CMDS:-get set}
+limiter="local n = redis.call('INCR', KEYS[1]) redis.call('EXPIRE', KEYS[1], ARGV[1]) return n"
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 requests=${2:-200000}
@@ -26,10 +32,21 @@ done
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+sha=$(redis-cli -p 16401 script load "$limiter")
+if [ "$(redis-cli -p 16402 script load "$limiter")" != "$sha" ]; then
+  echo "the servers disagree on the script's SHA1" >&2
+  exit 1
+fi
+
 run() { # server pid port depth cmd
   local before after out rps
   before=$(cpu_ticks "$2")
-  out=$(redis-benchmark -p "$3" -c 50 -P "$4" -t "$5" -n "$requests" -r 100000 -q 2>&1 | tr '\r' '\n' | grep -i "requests per second" | tail -1)
+  if [ "$5" = evalsha ]; then
+    set -- "$@" evalsha "$sha" 1 "rl:__rand_int__" 60
+  else
+    set -- "$@" -t "$5"
+  fi
+  out=$(redis-benchmark -p "$3" -c 50 -P "$4" -n "$requests" -r 100000 -q "${@:6}" 2>&1 | tr '\r' '\n' | grep -i "requests per second" | tail -1)
   after=$(cpu_ticks "$2")
   rps=$(sed -E 's/.*: ([0-9.]+) requests per second.*/\1/' <<<"$out")
   awk -v s="$1" -v d="$4" -v c="$5" -v t=$((after - before)) -v hz="$tick" -v n="$requests" -v r="$rps" \
@@ -38,7 +55,7 @@ run() { # server pid port depth cmd
 
 for ((round = 1; round <= rounds; round++)); do
   for depth in 1 16; do
-    for cmd in get set; do
+    for cmd in $cmds; do
       if ((round % 2)); then order="shoal redis"; else order="redis shoal"; fi
       for s in $order; do
         if [ "$s" = shoal ]; then run shoal $shoal_pid 16401 $depth $cmd; else run redis $redis_pid 16402 $depth $cmd; fi
@@ -51,7 +68,7 @@ echo
 echo "medians over $rounds rounds (redis-benchmark -c 50 -n $requests -r 100000):"
 printf '%-6s %-4s %14s %14s %14s %14s %8s\n' cmd P shoal_req/s redis_req/s shoal_cpu_us redis_cpu_us cpu_ratio
 for depth in 1 16; do
-  for cmd in get set; do
+  for cmd in $cmds; do
     med() { grep "^$cmd $1 P=$depth " "$tmp/runs" | awk "{print \$$2}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
     sr=$(med shoal 4); rr=$(med redis 4); sc=$(med shoal 5); rc=$(med redis 5)
     awk -v c=$cmd -v d=$depth -v sr=$sr -v rr=$rr -v sc=$sc -v rc=$rc \
