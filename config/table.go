@@ -141,22 +141,30 @@ func (t *Table) Own(name string, o Owner) {
 // order, with their values. A pattern without glob characters names a
 // setting (or alias) exactly, in any case, and is answered with the name
 // as given, as Redis does; others are matched with glob against the
-// lower-case pattern and each row's name.
+// lower-case pattern and each row's name and aliases.
 func (t *Table) Match(patterns []string, glob func(pattern, name string) bool) (names, values []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range t.rows {
+		exact := false
 		for _, pat := range patterns {
-			if !strings.ContainsAny(pat, "*?[") {
-				if t.byName[strings.ToLower(pat)] == r {
-					names, values = append(names, pat), append(values, r.get())
+			if !strings.ContainsAny(pat, "*?[") && t.byName[strings.ToLower(pat)] == r {
+				names, values = append(names, pat), append(values, r.get())
+				exact = true
+				break
+			}
+		}
+		if exact {
+			continue
+		}
+		// A glob lists the name and each alias it matches, as Redis lists
+		// hash-max-ziplist-entries beside hash-max-listpack-entries.
+		for _, name := range append([]string{r.Name}, r.Aliases...) {
+			for _, pat := range patterns {
+				if strings.ContainsAny(pat, "*?[") && glob(strings.ToLower(pat), name) {
+					names, values = append(names, name), append(values, r.get())
 					break
 				}
-				continue
-			}
-			if glob(strings.ToLower(pat), r.Name) {
-				names, values = append(names, r.Name), append(values, r.get())
-				break
 			}
 		}
 	}
