@@ -1,6 +1,9 @@
 package rdb
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // LZF, the compression Redis applies to strings in RDB files. The format
 // is a sequence of runs, each starting with a control byte c:
@@ -11,90 +14,156 @@ import "errors"
 //     copied from d+1 bytes back in the output, the copy may overlap
 //     what it produces.
 //
-// Redis compresses with liblzf; this is a greedy compressor of its own
-// over the same format: any output liblzf's decompressor accepts is
-// equivalent, the bytes need not match liblzf's.
+// The compressor is liblzf 3.6's algorithm as redis-server builds it (a
+// 2^16-slot hash table, "very fast" mode), so Shoal's compressed strings,
+// and so its DUMP payloads and RDB files, are redis-server's byte for byte.
 
 const (
 	lzfMaxLiteral = 1 << 5          // a literal run holds 1..32 bytes
 	lzfMaxOffset  = 1 << 13         // back references reach 8 KiB back
 	lzfMaxRef     = 1<<8 + 1<<3     // 264: the longest match one reference copies
-	lzfHashLog    = 14              // slots in the match finder's table: 16384
+	lzfHashLog    = 16              // slots in the match finder's table, as Redis's build
 	lzfMaxRatio   = lzfMaxRef/3 + 1 // output bytes per input byte at most (3-byte references of 264)
 )
 
 // lzfCompressor holds the match finder's table between calls. Entries are
 // positions plus base; an entry below base is from an earlier input, so the
-// table needs no clearing between inputs.
+// table needs no clearing between inputs (liblzf starts each input with
+// none that can match either).
 type lzfCompressor struct {
 	table [1 << lzfHashLog]uint32
 	base  uint32
+	out   []byte
 }
 
-func lzfHash(p []byte) uint32 {
-	v := uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])
-	return (v * 2654435761) >> (32 - lzfHashLog)
+func lzfIndex(h uint32) uint32 {
+	return ((h >> (3*8 - lzfHashLog)) - h*5) & (1<<lzfHashLog - 1)
 }
 
 // compress appends in compressed to dst if that takes at most limit bytes,
-// and reports whether it did; dst is returned unchanged when not.
+// and reports whether it did; dst is returned unchanged when not. Like
+// lzf_compress, it gives up on inputs under 3 bytes.
 func (c *lzfCompressor) compress(dst, in []byte, limit int) ([]byte, bool) {
-	if uint64(c.base)+uint64(len(in))+1 >= 1<<32 {
+	end := len(in)
+	if end < 3 || limit <= 0 {
+		return dst, false
+	}
+	if uint64(c.base)+uint64(end)+2 >= 1<<32 {
 		c.table = [1 << lzfHashLog]uint32{}
 		c.base = 0
 	}
-	base := c.base + 1 // entries >= base are this input's positions, +base
-	c.base += uint32(len(in)) + 1
-	start := len(dst)
-	out := dst
-	lit := 0 // literals pending, in[i-lit:i]
-	flushLiterals := func(i int) {
-		for lit > 0 {
-			n := min(lit, lzfMaxLiteral)
-			out = append(out, byte(n-1))
-			out = append(out, in[i-lit:i-lit+n]...)
-			lit -= n
+	base := c.base + 1 // entries >= base hold this input's positions, +base
+	c.base += uint32(end) + 1
+	pos := func(slot uint32) int { // -1: no earlier position of this input
+		if e := c.table[slot]; e >= base {
+			return int(e - base)
 		}
+		return -1
 	}
-	i := 0
-	for i+2 < len(in) {
-		if len(out)-start > limit {
+	// The checks are liblzf's, which may step a few bytes past the limit
+	// before failing: the slack keeps them in the buffer.
+	c.out = slices.Grow(c.out[:0], limit+8)[:limit+8]
+	out := c.out
+	ip, op, lit := 0, 1, 0 // out[0] is the first literal run's header
+	hval := uint32(in[0])<<8 | uint32(in[1])
+	for ip < end-2 {
+		hval = hval<<8 | uint32(in[ip+2])
+		slot := lzfIndex(hval)
+		ref := pos(slot)
+		c.table[slot] = uint32(ip) + base
+		if ref > 0 && ref < ip && ip-ref-1 < lzfMaxOffset &&
+			in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
+			off := ip - ref - 1
+			maxLen := min(end-ip-2, lzfMaxRef)
+			if op+3+1 >= limit && op-oneIf(lit == 0)+3+1 >= limit {
+				return dst, false
+			}
+			out[op-lit-1] = byte(lit - 1) // close the literal run
+			op -= oneIf(lit == 0)         // or drop its empty header
+			n := lzfMatch(in, ref, ip, maxLen) - 2
+			ip++
+			if n < 7 {
+				out[op] = byte(off>>8) + byte(n<<5)
+				op++
+			} else {
+				out[op] = byte(off>>8) + 7<<5
+				out[op+1] = byte(n - 7)
+				op += 2
+			}
+			out[op] = byte(off)
+			op += 2 // and the next literal run's header
+			lit = 0
+			ip += n + 1
+			if ip >= end-2 {
+				break
+			}
+			ip -= 2
+			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
+			for range 2 {
+				hval = hval<<8 | uint32(in[ip+2])
+				c.table[lzfIndex(hval)] = uint32(ip) + base
+				ip++
+			}
+			continue
+		}
+		if op >= limit {
 			return dst, false
 		}
-		h := lzfHash(in[i:])
-		cand := c.table[h]
-		c.table[h] = uint32(i) + base
-		if cand >= base {
-			ref := int(cand - base)
-			if dist := i - ref - 1; dist < lzfMaxOffset && in[ref] == in[i] && in[ref+1] == in[i+1] && in[ref+2] == in[i+2] {
-				n := 3
-				for n < lzfMaxRef && i+n < len(in) && in[ref+n] == in[i+n] {
-					n++
-				}
-				flushLiterals(i)
-				if l := n - 2; l < 7 {
-					out = append(out, byte(l<<5|dist>>8), byte(dist))
-				} else {
-					out = append(out, byte(7<<5|dist>>8), byte(l-7), byte(dist))
-				}
-				// Index the positions the match covers, a few, so later
-				// repeats of them are found.
-				for j := i + 1; j < i+n && j+2 < len(in) && j < i+4; j++ {
-					c.table[lzfHash(in[j:])] = uint32(j) + base
-				}
-				i += n
-				continue
-			}
-		}
 		lit++
-		i++
+		out[op] = in[ip]
+		op++
+		ip++
+		if lit == lzfMaxLiteral {
+			out[op-lit-1] = byte(lit - 1)
+			lit = 0
+			op++
+		}
 	}
-	lit += len(in) - i
-	flushLiterals(len(in))
-	if len(out)-start > limit {
+	if op+3 > limit {
 		return dst, false
 	}
-	return out, true
+	for ip < end {
+		lit++
+		out[op] = in[ip]
+		op++
+		ip++
+		if lit == lzfMaxLiteral {
+			out[op-lit-1] = byte(lit - 1)
+			lit = 0
+			op++
+		}
+	}
+	out[op-lit-1] = byte(lit - 1)
+	op -= oneIf(lit == 0)
+	return append(dst, out[:op]...), true
+}
+
+// lzfMatch is how many bytes match at ref and ip, counted as liblzf counts
+// them: 16 at a time without the limit while more than 16 may match, then
+// one at a time up to maxLen.
+func lzfMatch(in []byte, ref, ip, maxLen int) int {
+	n := 2
+	if maxLen > 16 {
+		for range 16 {
+			n++
+			if in[ref+n] != in[ip+n] {
+				return n
+			}
+		}
+	}
+	for {
+		n++
+		if n >= maxLen || in[ref+n] != in[ip+n] {
+			return n
+		}
+	}
+}
+
+func oneIf(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 var errLZF = errors.New("invalid LZF data")
