@@ -2,7 +2,9 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -16,7 +18,7 @@ import (
 // Adding a setting is adding a row here; if it does something new, its
 // owner also calls Own with the functions that read and apply it.
 func Params() []Param {
-	return []Param{
+	params := []Param{
 		// The listeners (cmd/shoal builds the eventloop.Server from
 		// them; kv reports the listener's own values, the port bound
 		// for ":0" and maxclients after the descriptor cap).
@@ -67,6 +69,10 @@ func Params() []Param {
 		{Name: "list-max-listpack-size", Aliases: []string{"list-max-ziplist-size"}, Kind: Checked(Int(-5, 32767), nonZero), Default: "-2", RunTime: true, Usage: "a list node's size: -1..-5 for 4..64 KiB, or a count of elements (each node still at most 8 KiB)"},
 		{Name: "list-compress-depth", Kind: Checked(Int(0, math.MaxInt32), onlyZeroDepth), Default: "0", RunTime: true, Usage: "Shoal keeps list nodes uncompressed: only 0"},
 
+		// The process (cmd/shoal).
+		{Name: "pidfile", Kind: Text(nil), Default: "", Usage: "write the process id to this file at startup and remove it at exit (empty: none)"},
+		{Name: "logfile", Kind: Text(nil), Default: "", Usage: "append the log to this file, opened in --dir (empty: standard error)"},
+
 		// Persistence (package kv, the aof.Writer). appendonly is chosen
 		// at startup; CONFIG SET takes only the value it has.
 		{Name: "save", Kind: Text(onlyEmpty("save")), Default: "", RunTime: true, Usage: "RDB snapshots: Shoal takes none, so only \"\""},
@@ -78,6 +84,7 @@ func Params() []Param {
 		{Name: "auto-aof-rewrite-percentage", Kind: Int(0, math.MaxInt32), Default: "100", RunTime: true, Usage: "rewrite the append-only file when it grew by this percentage (0: never)"},
 		{Name: "auto-aof-rewrite-min-size", Kind: Memory(0, math.MaxInt64), Default: "64mb", RunTime: true, Usage: "size below which the append-only file is not rewritten automatically"},
 	}
+	return append(params, inertParams()...)
 }
 
 // maxDatabases bounds the databases setting: the server keeps a pointer
@@ -112,4 +119,86 @@ func fileName(v string) error {
 		return errors.New("want a file name without a directory (use --dir)")
 	}
 	return nil
+}
+
+// inertParams are Redis directives that the sample redis.conf and common
+// images set and that Shoal takes only at the value they set (Redis's
+// default), where it does what Redis does or what the directive has no
+// bearing on; any other value is refused with the reason. So a
+// configuration file written for redis-server loads, and none of its
+// settings is silently ignored. The why of each is its usage line.
+func inertParams() []Param {
+	yes, no := YesNo, YesNo
+	rows := []struct {
+		name string
+		kind Kind
+		def  string
+		why  string
+	}{
+		{"daemonize", no, "no", "Shoal does not fork; run it under a supervisor (systemd, docker)"},
+		{"supervised", Enum("no", "upstart", "systemd", "auto"), "no", "Shoal does not notify a supervisor"},
+		{"always-show-logo", no, "no", "Shoal prints no logo"},
+		{"set-proc-title", yes, "yes", "Shoal's process title is its command line"},
+		{"proc-title-template", Text(nil), "{title} {listen-addr} {server-mode}", "Shoal does not rewrite its process title"},
+		{"tcp-backlog", Int(0, math.MaxInt32), "511", "Go listens with the kernel's somaxconn as the backlog, which also caps Redis's"},
+		{"hz", Int(1, 500), "10", "Shoal's background tasks run ten times a second"},
+		{"dynamic-hz", yes, "yes", "Shoal's background tasks do not scale with the clients"},
+		{"activerehashing", yes, "yes", "Shoal's hash tables grow in one step: there is no incremental rehash to drive"},
+		{"latency-monitor-threshold", Int(0, math.MaxInt64), "0", "Shoal records no latency events (LATENCY LATEST is empty)"},
+		{"acllog-max-len", Int(0, math.MaxInt64), "128", "Shoal has no ACL log yet"},
+		{"lazyfree-lazy-eviction", no, "no", "deleting a value is O(1) here whatever its size, the collector frees it"},
+		{"lazyfree-lazy-expire", no, "no", "deleting a value is O(1) here whatever its size, the collector frees it"},
+		{"lazyfree-lazy-server-del", no, "no", "deleting a value is O(1) here whatever its size, the collector frees it"},
+		{"lazyfree-lazy-user-del", no, "no", "deleting a value is O(1) here whatever its size, the collector frees it"},
+		{"lazyfree-lazy-user-flush", no, "no", "deleting a value is O(1) here whatever its size, the collector frees it"},
+		{"jemalloc-bg-thread", yes, "yes", "Shoal's memory is the Go runtime's and its own mappings, not jemalloc's"},
+		{"disable-thp", yes, "yes", "Shoal leaves transparent huge pages as the system sets them"},
+		{"oom-score-adj", Enum("no", "yes", "relative", "absolute"), "no", "Shoal does not set its OOM score"},
+		{"oom-score-adj-values", Text(nil), "0 200 800", "Shoal does not set its OOM score"},
+		{"aof-timestamp-enabled", no, "no", "Shoal writes no timestamps in the append-only file"},
+		{"aof-rewrite-incremental-fsync", yes, "yes", "the rewrite's file is synced before it replaces the old one, as Redis does at the end"},
+		{"no-appendfsync-on-rewrite", no, "no", "appendfsync keeps applying during a rewrite"},
+		{"aof-use-rdb-preamble", yes, "yes", "until snapshots land (the RDB issue), a rewrite writes commands only"},
+		{"appenddirname", Text(nil), "appendonlydir", "Shoal keeps one append-only file, appendfilename in dir"},
+		{"dbfilename", Text(nil), "dump.rdb", "Shoal writes no snapshot yet (the RDB issue)"},
+		{"rdbcompression", yes, "yes", "Shoal writes no snapshot yet (the RDB issue)"},
+		{"rdbchecksum", yes, "yes", "Shoal writes no snapshot yet (the RDB issue)"},
+		{"rdb-save-incremental-fsync", yes, "yes", "Shoal writes no snapshot yet (the RDB issue)"},
+		{"rdb-del-sync-files", no, "no", "Shoal writes no snapshot yet (the RDB issue)"},
+		{"stop-writes-on-bgsave-error", yes, "yes", "Shoal writes no snapshot yet (the RDB issue)"},
+		{"replica-serve-stale-data", yes, "yes", "Shoal is not a replica yet (the replication issue)"},
+		{"replica-read-only", yes, "yes", "Shoal is not a replica yet (the replication issue)"},
+		{"replica-lazy-flush", no, "no", "Shoal is not a replica yet (the replication issue)"},
+		{"replica-priority", Int(0, math.MaxInt32), "100", "Shoal is not a replica yet (the replication issue)"},
+		{"repl-diskless-sync", yes, "yes", "Shoal has no replicas yet (the replication issue)"},
+		{"repl-diskless-sync-delay", Int(0, math.MaxInt32), "5", "Shoal has no replicas yet (the replication issue)"},
+		{"repl-diskless-sync-max-replicas", Int(0, math.MaxInt32), "0", "Shoal has no replicas yet (the replication issue)"},
+		{"repl-diskless-load", Enum("disabled", "on-empty-db", "swapdb"), "disabled", "Shoal is not a replica yet (the replication issue)"},
+		{"repl-disable-tcp-nodelay", no, "no", "Shoal has no replicas yet (the replication issue)"},
+		{"hll-sparse-max-bytes", Int(0, math.MaxInt64), "3000", "Shoal has no HyperLogLog yet (compatibility II)"},
+		{"stream-node-max-bytes", Memory(0, math.MaxInt64), "4096", "Shoal has no streams yet (compatibility II)"},
+		{"stream-node-max-entries", Int(0, math.MaxInt64), "100", "Shoal has no streams yet (compatibility II)"},
+	}
+	params := make([]Param, len(rows))
+	for i, r := range rows {
+		def, err := r.kind.Parse(r.def)
+		if err != nil {
+			panic("config: default of " + r.name + ": " + err.Error())
+		}
+		why := r.why
+		params[i] = Param{
+			Name: r.name, Default: r.def, RunTime: true, Inert: true,
+			Usage: "taken only as " + strconv.Quote(r.def) + ": " + why,
+			Kind: Checked(r.kind, func(v string) error {
+				if v != def {
+					return fmt.Errorf("shoal takes only %q: %s", r.def, why)
+				}
+				return nil
+			}),
+		}
+		if strings.HasPrefix(r.name, "lazyfree-") { // every value does what Redis does
+			params[i].Kind, params[i].Usage = r.kind, "any value is taken: "+why
+		}
+	}
+	return params
 }

@@ -16,6 +16,10 @@ type Param struct {
 	Default string   // in any form Kind accepts
 	RunTime bool     // CONFIG SET may change it while the server runs
 	Usage   string   // one line for --help
+	// Inert: a Redis directive taken only at the value Redis's sample
+	// configuration sets, which changes nothing in Shoal (params.go:
+	// inertParams); their --help line begins "taken only as".
+	Inert bool
 }
 
 // Owner is the code that holds a setting's value while the server runs

@@ -19,7 +19,7 @@ import (
 // validated the same way everywhere; its owner's apply function is the only
 // other code it needs.
 func TestANewSettingIsOneRow(t *testing.T) {
-	row := config.Param{Name: "hz", Kind: config.Int(1, 500), Default: "10", RunTime: true, Usage: "background tasks per second"}
+	row := config.Param{Name: "qz", Kind: config.Int(1, 500), Default: "10", RunTime: true, Usage: "background tasks per second"}
 	newTable := func(args []string, env map[string]string) (*config.Table, error) {
 		tbl := config.New(append(config.Params(), row))
 		fs := flag.NewFlagSet("shoal", flag.ContinueOnError)
@@ -34,57 +34,57 @@ func TestANewSettingIsOneRow(t *testing.T) {
 		want string
 	}{
 		{nil, nil, "10"},
-		{nil, map[string]string{"SHOAL_HZ": "20"}, "20"},
-		{[]string{"--hz", "30"}, map[string]string{"SHOAL_HZ": "20"}, "30"},
+		{nil, map[string]string{"SHOAL_QZ": "20"}, "20"},
+		{[]string{"--qz", "30"}, map[string]string{"SHOAL_QZ": "20"}, "30"},
 	} {
 		tbl, err := newTable(tc.args, tc.env)
-		if err != nil || tbl.Get("hz") != tc.want {
-			t.Errorf("args %q env %v: hz %q, %v; want %s", tc.args, tc.env, tbl.Get("hz"), err, tc.want)
+		if err != nil || tbl.Get("qz") != tc.want {
+			t.Errorf("args %q env %v: qz %q, %v; want %s", tc.args, tc.env, tbl.Get("qz"), err, tc.want)
 		}
 	}
 	for args, want := range map[string]string{
-		"--hz 0":   `--hz "0": argument must be between 1 and 500 inclusive`,
-		"--hz ten": `--hz "ten": argument must be between 1 and 500 inclusive`,
+		"--qz 0":   `--qz "0": argument must be between 1 and 500 inclusive`,
+		"--qz ten": `--qz "ten": argument couldn't be parsed into an integer`,
 	} {
 		if _, err := newTable(strings.Fields(args), nil); err == nil || err.Error() != want {
 			t.Errorf("%s: %v, want %s", args, err, want)
 		}
 	}
-	if _, err := newTable(nil, map[string]string{"SHOAL_HZ": "501"}); err == nil || !strings.HasPrefix(err.Error(), `SHOAL_HZ "501": `) {
-		t.Errorf("SHOAL_HZ=501: %v", err)
+	if _, err := newTable(nil, map[string]string{"SHOAL_QZ": "501"}); err == nil || !strings.HasPrefix(err.Error(), `SHOAL_QZ "501": `) {
+		t.Errorf("SHOAL_QZ=501: %v", err)
 	}
 
 	// Its owner takes it over and gets the command-line value; CONFIG GET
 	// and SET then read and apply through it.
-	tbl, err := newTable([]string{"--hz", "50"}, nil)
+	tbl, err := newTable([]string{"--qz", "50"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var hz atomic.Int64
-	tbl.Own("hz", config.Owner{
+	tbl.Own("qz", config.Owner{
 		Get: func() string { return strconv.FormatInt(hz.Load(), 10) },
 		Set: func(v string) { n, _ := strconv.ParseInt(v, 10, 64); hz.Store(n) },
 	})
 	if hz.Load() != 50 {
-		t.Fatalf("owner got hz %d from --hz 50", hz.Load())
+		t.Fatalf("owner got qz %d from --qz 50", hz.Load())
 	}
 	srv := startShoal(t, kv.Options{Params: tbl}, eventloop.Options{})
 	c := dialRaw(t, srv.addr)
 	for _, step := range []struct{ cmd, want string }{
-		{"CONFIG GET hz", "*2\r\n$2\r\nhz\r\n$2\r\n50\r\n"},
-		{"CONFIG GET h?", "*2\r\n$2\r\nhz\r\n$2\r\n50\r\n"},
-		{"CONFIG SET hz 100", "+OK\r\n"},
-		{"CONFIG GET HZ", "*2\r\n$2\r\nHZ\r\n$3\r\n100\r\n"},
-		{"CONFIG SET hz 501", "-ERR CONFIG SET failed (possibly related to argument 'hz') - argument must be between 1 and 500 inclusive\r\n"},
-		{"CONFIG SET hz 200 maxmemory lots", "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value\r\n"},
-		{"CONFIG GET hz", "*2\r\n$2\r\nhz\r\n$3\r\n100\r\n"},
+		{"CONFIG GET qz", "*2\r\n$2\r\nqz\r\n$2\r\n50\r\n"},
+		{"CONFIG GET q?", "*2\r\n$2\r\nqz\r\n$2\r\n50\r\n"},
+		{"CONFIG SET qz 100", "+OK\r\n"},
+		{"CONFIG GET QZ", "*2\r\n$2\r\nQZ\r\n$3\r\n100\r\n"},
+		{"CONFIG SET qz 501", "-ERR CONFIG SET failed (possibly related to argument 'qz') - argument must be between 1 and 500 inclusive\r\n"},
+		{"CONFIG SET qz 200 maxmemory lots", "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value\r\n"},
+		{"CONFIG GET qz", "*2\r\n$2\r\nqz\r\n$3\r\n100\r\n"},
 	} {
 		if r := c.Do(strings.Fields(step.cmd)...); r != step.want {
 			t.Errorf("%s: %q, want %q", step.cmd, r, step.want)
 		}
 	}
 	if hz.Load() != 100 {
-		t.Errorf("owner has hz %d after CONFIG SET hz 100", hz.Load())
+		t.Errorf("owner has hz %d after CONFIG SET qz 100", hz.Load())
 	}
 }
 

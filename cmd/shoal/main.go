@@ -38,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -77,6 +78,9 @@ func main() {
 	}
 	if err := run(params); err != nil {
 		slog.Error("shoal stopped", "err", err)
+		if params.Get("logfile") != "" {
+			fmt.Fprintln(os.Stderr, "shoal:", err) // and where whoever started it looks
+		}
 		os.Exit(1)
 	}
 }
@@ -160,12 +164,26 @@ func run(params *config.Table) error {
 	}
 	level := new(slog.LevelVar)
 	level.Set(logLevel)
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	slog.SetDefault(logger)
 
 	// Before kv.New, which reports the working directory as CONFIG's dir.
 	if err := os.Chdir(params.Get("dir")); err != nil {
 		return fmt.Errorf("--dir: %w", err)
+	}
+	var logOut io.Writer = os.Stderr
+	if name := params.Get("logfile"); name != "" {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("--logfile: %w", err)
+		}
+		logOut = f // left open: main logs why run returned
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(logger)
+	if name := params.Get("pidfile"); name != "" {
+		if err := os.WriteFile(name, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			return fmt.Errorf("--pidfile: %w", err)
+		}
+		defer os.Remove(name)
 	}
 	maxClients := capMaxClients(int(params.Int("maxclients")), logger)
 	// Asked before kv.New: from then on CONFIG's appendonly is kv's, and
@@ -193,20 +211,32 @@ func run(params *config.Table) error {
 		}()
 	}
 
-	bind, engine, balancer := params.Get("bind"), params.Get("engine"), params.Get("balancer")
+	engine, balancer, port := params.Get("engine"), params.Get("balancer"), params.Get("port")
+	addrs, err := bindAddrs(params.Get("bind"), port, logger)
+	if err != nil {
+		return err
+	}
+	if len(addrs) > 1 && engine == "gnet" {
+		return fmt.Errorf("--bind %q: the gnet engine serves one address", params.Get("bind"))
+	}
+	bind := addrs[0]
 	edge := server.New(h)
+	listeners := fronts(bind, int(params.Int("http-port")), int(params.Int("frame-port")), edge)
+	for _, a := range addrs[1:] {
+		listeners = append(listeners, eventloop.Listener{Addr: net.JoinHostPort(a, port), Handler: edge, RejectMessage: []byte(errMaxClients)})
+	}
 	srv, err := eventloop.NewServer(edge, eventloop.Options{
 		Engine:           engines[engine],
-		Addr:             net.JoinHostPort(bind, params.Get("port")),
+		Addr:             net.JoinHostPort(bind, port),
 		Loops:            int(params.Int("loops")),
 		Balancer:         balancers[balancer](),
 		MaxConns:         maxClients,
-		RejectMessage:    []byte("-ERR max number of clients reached\r\n"),
+		RejectMessage:    []byte(errMaxClients),
 		MaxInboundBuffer: int(params.Int("max-query-buffer")),
 		IdleTimeout:      params.Duration("timeout"),
 		TCPKeepAlive:     time.Duration(params.Int("tcp-keepalive")) * time.Second,
 		Logger:           logger,
-		Listeners:        fronts(bind, int(params.Int("http-port")), int(params.Int("frame-port")), edge),
+		Listeners:        listeners,
 	})
 	if err != nil {
 		return err
@@ -222,12 +252,18 @@ func run(params *config.Table) error {
 		return err
 	}
 	// Report the loops actually started: --loops 0 means GOMAXPROCS.
-	addrs := srv.Addrs()
+	// Listening: the RESP port, the fronts, then the other bind addresses.
+	listening, next := srv.Addrs(), 1
 	if params.Int("http-port") != 0 {
-		logger.Info("HTTP front listening", "addr", addrs[1].String())
+		logger.Info("HTTP front listening", "addr", listening[next].String())
+		next++
 	}
 	if params.Int("frame-port") != 0 {
-		logger.Info("frame front listening", "addr", addrs[len(addrs)-1].String())
+		logger.Info("frame front listening", "addr", listening[next].String())
+		next++
+	}
+	for _, a := range listening[next:] {
+		logger.Info("also listening", "addr", a.String())
 	}
 	logger.Info("shoal ready to accept connections", "addr", srv.Addr().String(),
 		"loops", len(srv.Counters()), "engine", engine, "balancer", balancer, "maxclients", maxClients,
@@ -267,6 +303,40 @@ func stop(srv *eventloop.Server, served <-chan error, params *config.Table, logg
 
 // fronts returns the HTTP and frame listeners on bind for the ports that
 // are not 0, in that order.
+const errMaxClients = "-ERR max number of clients reached\r\n"
+
+// bindAddrs reads bind as Redis 7.0 does: one or more addresses, "*" for
+// every IPv4 address and "::*" for every IPv6 one, and a leading "-" for
+// an address skipped when it cannot be bound (the sample redis.conf's
+// "bind 127.0.0.1 -::1" on a host without IPv6). The RESP port listens on
+// each; the HTTP and frame fronts on the first.
+func bindAddrs(bind, port string, logger *slog.Logger) ([]string, error) {
+	var addrs []string
+	for _, a := range strings.Fields(bind) {
+		optional := strings.HasPrefix(a, "-")
+		a = strings.TrimPrefix(a, "-")
+		switch a {
+		case "*":
+			a = "0.0.0.0"
+		case "::*":
+			a = "::"
+		}
+		if optional {
+			l, err := net.Listen("tcp", net.JoinHostPort(a, port))
+			if err != nil {
+				logger.Warn("skipping an optional bind address", "addr", a, "err", err)
+				continue
+			}
+			l.Close()
+		}
+		addrs = append(addrs, a)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("--bind %q: no address to listen on", bind)
+	}
+	return addrs, nil
+}
+
 func fronts(bind string, httpPort, framePort int, h *server.Handler) []eventloop.Listener {
 	var ls []eventloop.Listener
 	if httpPort != 0 {
