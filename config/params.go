@@ -75,7 +75,17 @@ func Params() []Param {
 
 		// Persistence (package kv, the aof.Writer). appendonly is chosen
 		// at startup; CONFIG SET takes only the value it has.
-		{Name: "save", Kind: Text(onlyEmpty("save")), Default: "", RunTime: true, Usage: "RDB snapshots: Shoal takes none, so only \"\""},
+		// Snapshots (package kv: kv/save*.go). save is "" by default, not
+		// Redis's "3600 1 300 100 60 10000": with a policy, a stop and
+		// every burst of writes leave a dump.rdb in the working directory,
+		// and the next start in that directory silently loads it; Shoal is
+		// started in arbitrary directories (tests, scripts), so saving is
+		// asked for, by --save or a configuration file.
+		{Name: "save", Kind: savePolicyKind{}, Default: "", RunTime: true, Usage: "RDB snapshot policy: \"seconds changes\" pairs, e.g. \"3600 1 300 100 60 10000\" (Redis's default); a BGSAVE starts when that many writes happened in that many seconds; \"\" (Shoal's default): none, SAVE and BGSAVE still work"},
+		{Name: "dbfilename", Kind: Text(fileName), Default: "dump.rdb", Usage: "name of the RDB snapshot file, in --dir; loaded at startup when appendonly is no"},
+		{Name: "rdbcompression", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: LZF-compress strings in snapshots when that saves space"},
+		{Name: "rdbchecksum", Kind: YesNo, Default: "yes", Usage: "yes: end snapshots with a CRC-64 checksum (no: a zero checksum, not checked at load)"},
+		{Name: "stop-writes-on-bgsave-error", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: after a failed background save, with a save policy set, writes get -MISCONF until a save succeeds"},
 		{Name: "appendonly", Kind: YesNo, Default: "no", RunTime: true, Usage: "yes: log every write to the append-only file and load it at startup"},
 		{Name: "appendfsync", Kind: Enum("always", "everysec", "no"), Default: "everysec", RunTime: true, Usage: "always (reply after fdatasync, grouped per batch), everysec or no"},
 		{Name: "appendfilename", Kind: Text(fileName), Default: "appendonly.aof", Usage: "name of the append-only file, in --dir"},
@@ -91,13 +101,40 @@ func Params() []Param {
 // per database (Redis accepts up to INT_MAX and allocates a struct each).
 const maxDatabases = 1 << 20
 
-func onlyEmpty(name string) func(string) error {
-	return func(v string) error {
-		if v != "" {
-			return errors.New("shoal keeps no data on disk; " + name + ` only accepts ""`)
-		}
-		return nil
+// savePolicyKind is the save setting's kind: its canonical form is the
+// pairs separated by one space, as CONFIG GET save shows them in Redis.
+type savePolicyKind struct{}
+
+// Parse implements Kind.
+func (savePolicyKind) Parse(s string) (string, error) {
+	if err := checkSavePolicy(s); err != nil {
+		return "", err
 	}
+	return strings.Join(strings.Fields(s), " "), nil
+}
+
+// Values implements Kind.
+func (savePolicyKind) Values() string { return `"seconds changes" pairs, or ""` }
+
+// errSavePolicy is Redis's reason for a bad save setting, as it writes it.
+//
+//lint:ignore ST1005 Redis's text, which clients compare
+var errSavePolicy = errors.New("Invalid save parameters")
+
+// checkSavePolicy accepts the save setting as Redis 7.0 does: pairs of
+// seconds (at least 1) and changes (at least 0), or "" for none.
+func checkSavePolicy(v string) error {
+	f := strings.Fields(v)
+	if len(f)%2 != 0 {
+		return errSavePolicy
+	}
+	for i, n := range f {
+		x, err := strconv.ParseInt(n, 10, 64)
+		if err != nil || (i%2 == 0 && x < 1) || x < 0 {
+			return errSavePolicy
+		}
+	}
+	return nil
 }
 
 func nonZero(v string) error {
@@ -160,12 +197,8 @@ func inertParams() []Param {
 		{"no-appendfsync-on-rewrite", no, "no", "appendfsync keeps applying during a rewrite"},
 		{"aof-use-rdb-preamble", yes, "yes", "until snapshots land (the RDB issue), a rewrite writes commands only"},
 		{"appenddirname", Text(nil), "appendonlydir", "Shoal keeps one append-only file, appendfilename in dir"},
-		{"dbfilename", Text(nil), "dump.rdb", "Shoal writes no snapshot yet (the RDB issue)"},
-		{"rdbcompression", yes, "yes", "Shoal writes no snapshot yet (the RDB issue)"},
-		{"rdbchecksum", yes, "yes", "Shoal writes no snapshot yet (the RDB issue)"},
-		{"rdb-save-incremental-fsync", yes, "yes", "Shoal writes no snapshot yet (the RDB issue)"},
-		{"rdb-del-sync-files", no, "no", "Shoal writes no snapshot yet (the RDB issue)"},
-		{"stop-writes-on-bgsave-error", yes, "yes", "Shoal writes no snapshot yet (the RDB issue)"},
+		{"rdb-save-incremental-fsync", yes, "yes", "a snapshot is synced once, before it replaces the old file"},
+		{"rdb-del-sync-files", no, "no", "Shoal has no replicas yet, so no snapshot is written for one (the replication issue)"},
 		{"replica-serve-stale-data", yes, "yes", "Shoal is not a replica yet (the replication issue)"},
 		{"replica-read-only", yes, "yes", "Shoal is not a replica yet (the replication issue)"},
 		{"replica-lazy-flush", no, "no", "Shoal is not a replica yet (the replication issue)"},

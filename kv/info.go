@@ -157,14 +157,8 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("tracking_total_items", items)
 		field("tracking_total_prefixes", prefixes)
 	case "persistence":
-		// No RDB: the rdb fields are those of a Redis with saving off.
 		b = append(b, "# Persistence\r\n"...)
-		field("loading", 0)
-		field("async_loading", 0)
-		field("rdb_changes_since_last_save", 0)
-		field("rdb_bgsave_in_progress", 0)
-		field("rdb_last_save_time", h.start.Unix())
-		field("rdb_last_bgsave_status", "ok")
+		h.snapshotInfo(field) // save_info.go
 		h.aofInfo(field)
 	case "replication":
 		b = append(b, "# Replication\r\n"...)
