@@ -31,6 +31,10 @@
 // Persistence: --appendonly yes logs every write to --appendfilename in
 // --dir and replays it at startup, before the port opens; --appendfsync
 // always acknowledges a write only once it is on disk (see package aof).
+// Without it, the RDB snapshot --dbfilename (dump.rdb) in --dir is loaded
+// at startup if it exists; SAVE and BGSAVE write it, and so do the --save
+// policy (none by default, unlike Redis: see its usage line) and a SIGTERM
+// while a policy is set.
 package main
 
 import (
@@ -149,6 +153,25 @@ func loadAndOpenAOF(h *kv.Handler, params *config.Table, logger *slog.Logger) (*
 	return w, nil
 }
 
+// loadSnapshot loads the RDB file name in the working directory, if there
+// is one. A file that cannot be read whole stops the start, with the byte
+// offset and the reason.
+func loadSnapshot(h *kv.Handler, name string, logger *slog.Logger) error {
+	if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	start := time.Now()
+	logger.Info("loading the RDB snapshot", "path", name)
+	st, err := h.LoadRDB(name)
+	if err != nil {
+		return fmt.Errorf("loading the RDB snapshot %s: %w", name, err)
+	}
+	logger.Info("DB loaded from disk", "path", name, "rdb_version", st.Version, "keys", st.Keys,
+		"expired_skipped", st.Expired, "function_libraries", st.Libs, "bytes", st.Bytes,
+		"seconds", time.Since(start).Seconds())
+	return nil
+}
+
 // run serves until a signal or a failure. It reads the startup settings
 // from params once; the run-time ones it hands to their owners (kv.New
 // applies maxmemory and its policy to the store, the password, log level
@@ -197,6 +220,8 @@ func run(params *config.Table) error {
 	// The file is loaded before the port opens, so no client ever sees a
 	// partial keyspace or needs to handle -LOADING; a client connecting
 	// meanwhile is refused and retries, as it would while the server starts.
+	// As Redis decides: the append-only file when appendonly is yes, else
+	// the snapshot if there is one.
 	if appendOnly {
 		w, err := loadAndOpenAOF(h, params, logger)
 		if err != nil {
@@ -209,7 +234,10 @@ func run(params *config.Table) error {
 				logger.Error("closing the append only file", "err", err)
 			}
 		}()
+	} else if err := loadSnapshot(h, params.Get("dbfilename"), logger); err != nil {
+		return err
 	}
+	h.StartSnapshots() // the save policy counts changes from here
 
 	engine, balancer, port := params.Get("engine"), params.Get("balancer"), params.Get("port")
 	addrs, err := bindAddrs(params.Get("bind"), port, logger)
@@ -274,7 +302,10 @@ func run(params *config.Table) error {
 	select {
 	case sig := <-sigs:
 		logger.Info("shutting down: answering requests already received", "signal", sig.String())
-		return stop(srv, served, params, logger)
+		if err := stop(srv, served, params, logger); err != nil {
+			return err
+		}
+		return saveOnStop(h, logger)
 	case <-h.ShutdownRequested():
 		logger.Info("shutting down: answering requests already received", "by", "SHUTDOWN")
 		return stop(srv, served, params, logger)
@@ -298,6 +329,22 @@ func stop(srv *eventloop.Server, served <-chan error, params *config.Table, logg
 		return err
 	}
 	logger.Info("shoal stopped cleanly")
+	return nil
+}
+
+// saveOnStop writes a snapshot after a SIGTERM when a save policy is set,
+// as Redis does, once the loops have stopped (so it is of the final data).
+// SHUTDOWN does not save yet: kv's SHUTDOWN does not tell NOSAVE apart.
+func saveOnStop(h *kv.Handler, logger *slog.Logger) error {
+	if !h.SavePolicy() {
+		return nil
+	}
+	logger.Info("saving the final RDB snapshot before exiting")
+	st, err := h.SaveForShutdown()
+	if err != nil {
+		return fmt.Errorf("saving the final RDB snapshot: %w", err)
+	}
+	logger.Info("DB saved on disk", "keys", st.Keys, "bytes", st.Bytes)
 	return nil
 }
 
