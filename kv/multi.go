@@ -35,9 +35,10 @@ import (
 // (one atomic count is zero) a write pays one load. A conditional write
 // that did nothing (SET NX that found the key, DEL of a missing key, an
 // error) touches nothing, as in Redis. FLUSHALL/FLUSHDB touch the watched
-// keys that existed. A watched key that had a TTL when watched and has
-// expired by EXEC fails the EXEC too. Eviction does not touch watched keys
-// (the store has no hook for it).
+// keys that existed, SWAPDB every watcher; the keyless writes (FUNCTION
+// LOAD, DELETE, FLUSH, RESTORE) touch none. A watched key that had a TTL
+// when watched and has expired by EXEC fails the EXEC too. Eviction does
+// not touch watched keys (the store has no hook for it).
 //
 // Persistence. The records of an EXEC's writes are logged between a MULTI
 // and an EXEC record (callLogged asks execLogPrefix), so a replay applies
@@ -597,11 +598,13 @@ func (h *Handler) touchWritten(db int32, cmd *command, args [][]byte, reply []by
 		for i := cmd.firstKey; i <= last && i < len(args); i += cmd.step {
 			h.touchWatched(db, args[i])
 		}
-	default:
-		// Keys the table does not place (numkeys arguments): every
-		// watcher, rather than miss one.
+	case cmd.movableKeys || cmd.name == "swapdb":
+		// Keys the table does not place (numkeys arguments), or every
+		// key of two databases: every watcher, rather than miss one.
 		h.touchAll()
 	}
+	// Other writes without keys (FUNCTION LOAD, DELETE, FLUSH, RESTORE)
+	// change no key, and touch no watch, as in Redis.
 }
 
 // wroteSomething reports, from a successful reply, whether a conditional
