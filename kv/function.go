@@ -22,7 +22,8 @@ import (
 // closures kept in that state, called with the keys and arguments as
 // their two parameters (no KEYS or ARGV). An FCALL runs as an EVAL does
 // (script_run.go): the world stopped, the commands on the script client,
-// its writes logged as their effects in MULTI/EXEC, the same limits.
+// its writes logged as their effects in MULTI/EXEC, busy past the same
+// threshold (FUNCTION KILL stops it) and under the same heap cap.
 //
 // The libraries are part of the data set: FUNCTION LOAD, DELETE, FLUSH
 // and RESTORE have the write flag and are logged as they are, under every
@@ -233,6 +234,24 @@ func (s *functionSet) codes() []string {
 	return codes
 }
 
+// functionCounts returns how many libraries and functions are loaded, as
+// last published: FUNCTION STATS reads them without e.mu, which a running
+// function holds.
+func (e *scriptEngine) functionCounts() (libs, funcs int) {
+	v := e.counts.Load()
+	return int(v >> 32), int(uint32(v))
+}
+
+// publishCounts publishes the counts after the libraries changed. e.mu is
+// held.
+func (e *scriptEngine) publishCounts() {
+	funcs := 0
+	for _, lib := range e.functions.libs {
+		funcs += len(lib.funcs)
+	}
+	e.counts.Store(uint64(len(e.functions.libs))<<32 | uint64(uint32(funcs)))
+}
+
 // libraryCodes returns the code of every library, for the AOF rewrite.
 func (h *Handler) libraryCodes() []string {
 	e := h.scripts()
@@ -276,12 +295,12 @@ func (h *Handler) fcall(cl *client, args [][]byte, readOnly bool) {
 		stopped = h.stopWorld(cl)
 	}
 	defer h.resumeWorld(cl, stopped)
-	e.callFunction(h, cl, f, args[3:3+numKeys], args[3+numKeys:], readOnly || f.flags&funcNoWrites != 0)
+	e.callFunction(h, cl, f, args, args[3:3+numKeys], args[3+numKeys:], readOnly || f.flags&funcNoWrites != 0)
 }
 
-// callFunction runs f for cl and writes its reply. The caller has stopped
-// the world (or runs alone).
-func (e *scriptEngine) callFunction(h *Handler, cl *client, f *luaFunction, keys, argv [][]byte, readOnly bool) {
+// callFunction runs f for cl and writes its reply; cmdArgs is the caller's
+// command line. The caller has stopped the world (or runs alone).
+func (e *scriptEngine) callFunction(h *Handler, cl *client, f *luaFunction, cmdArgs, keys, argv [][]byte, readOnly bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.repairFunctions(h)
@@ -292,7 +311,8 @@ func (e *scriptEngine) callFunction(h *Handler, cl *client, f *luaFunction, keys
 	}
 	vm := e.funcVM
 	L := vm.L
-	if broken := e.runLua(h, cl, vm, f.run, f.fn, []lua.LValue{luaStrings(L, keys), luaStrings(L, argv)}, readOnly); broken {
+	if broken := e.runLua(h, cl, vm, f.run, f.fn, []lua.LValue{luaStrings(L, keys), luaStrings(L, argv)}, readOnly,
+		runBy{args: cmdArgs, function: true, name: f.name}); broken {
 		e.reloadFunctions(h)
 	}
 }
@@ -310,6 +330,7 @@ func cmdFunctionLoad(h *Handler, cl *client, args [][]byte) {
 	e := h.scripts()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.publishCounts()
 	e.repairFunctions(h)
 	lib, errText := e.loadLibrary(h, string(args[i]), &e.functions, replace, loadTimeout(cl))
 	if errText != "" {
@@ -327,6 +348,7 @@ func cmdFunctionDelete(h *Handler, cl *client, args [][]byte) {
 	e := h.scripts()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.publishCounts()
 	lib := e.functions.libs[string(args[2])]
 	if lib == nil {
 		cl.writeError("ERR Library not found")
@@ -351,6 +373,7 @@ func cmdFunctionFlush(h *Handler, cl *client, args [][]byte) {
 	e := h.scripts()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.publishCounts()
 	e.functions = newFunctionSet()
 	e.funcVM = nil
 	cl.writeOK()
@@ -429,19 +452,18 @@ func cmdFunctionList(h *Handler, cl *client, args [][]byte) {
 	}
 }
 
-// cmdFunctionStats: no function can be running when a client is served
-// (the world is stopped while one runs), so running_script is null.
+// cmdFunctionStats describes the busy function, if one runs, and the
+// libraries. It runs in busy mode, while the function holds e.mu, so the
+// counts are the ones published when the libraries last changed.
 func cmdFunctionStats(h *Handler, cl *client, _ [][]byte) {
-	e := h.scripts()
-	e.mu.Lock()
-	libs, funcs := len(e.functions.libs), 0
-	for _, lib := range e.functions.libs {
-		funcs += len(lib.funcs)
+	if h.evalRunning() {
+		cl.writeError(errBusyEval) // as Redis: FUNCTION STATS does not describe an EVAL
+		return
 	}
-	e.mu.Unlock()
+	libs, funcs := h.scripts().functionCounts()
 	cl.writeMap(2)
 	cl.writeBulkStr("running_script")
-	cl.writeNull()
+	h.runningScript(cl)
 	cl.writeBulkStr("engines")
 	cl.writeMap(1)
 	cl.writeBulkStr("LUA")
@@ -452,9 +474,9 @@ func cmdFunctionStats(h *Handler, cl *client, _ [][]byte) {
 	cl.writeInt(int64(funcs))
 }
 
-// cmdFunctionKill: as SCRIPT KILL, no client can reach this while a
-// function runs.
-func cmdFunctionKill(_ *Handler, cl *client, _ [][]byte) { cl.writeError(errNotBusy) }
+// cmdFunctionKill stops a busy function that has not written
+// (script_busy.go).
+func cmdFunctionKill(h *Handler, cl *client, _ [][]byte) { h.killScript(cl, false) }
 
 func cmdFunctionHelp(_ *Handler, cl *client, _ [][]byte) {
 	writeHelp(cl, "FUNCTION", []string{

@@ -279,6 +279,7 @@ func cmdFunctionRestore(h *Handler, cl *client, args [][]byte) {
 	e := h.scripts()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.publishCounts()
 	e.repairFunctions(h)
 	restored := newFunctionSet()
 	for _, code := range codes {

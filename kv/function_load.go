@@ -376,4 +376,5 @@ func (e *scriptEngine) reloadFunctions(h *Handler) {
 		}
 		e.functions.link(lib)
 	}
+	e.publishCounts()
 }

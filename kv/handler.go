@@ -102,6 +102,9 @@ type Handler struct {
 	execMu  sync.Mutex
 	watches watchTable
 	pubsub  pubsubRegistry
+	// busy is the running script as other loops see it: past
+	// busy-reply-threshold they answer -BUSY (script_busy.go).
+	busy busyState
 
 	outLimits outputLimits  // client-output-buffer-limit, maxmemory-clients (outlimits.go)
 	tracking  trackingTable // CLIENT TRACKING: who may cache which keys (tracking.go)
@@ -155,6 +158,7 @@ func New(s *store.Store, o Options) *Handler {
 	h.dbs[0].Store(s)
 	h.flushBytes.Store(DefaultFlushThreshold)
 	h.ownSettings(o)
+	h.ownBusyThreshold()
 	h.clock.Store(nowMillis())
 	go h.cron()
 	return h
@@ -260,10 +264,14 @@ func (h *Handler) Serve(clt *Client, in []byte) int {
 // gatedBatch runs onBatch holding the loop's exec gate: an EXEC on another
 // loop waits until no loop is inside a batch (multi.go). The gate is left
 // by a defer, so a command that panics (the eventloop recovers it and
-// closes the connection) does not keep every EXEC waiting forever.
+// closes the connection) does not keep every EXEC waiting forever. While
+// the gate is taken the loop waits, unless a script turns busy: then it
+// serves the batch without the gate (script_busy.go).
 func (h *Handler) gatedBatch(cl *client, in []byte) int {
 	gate := &cl.stats.gate
-	gate.enter()
+	if !gate.tryEnter() && !h.awaitGate(gate) {
+		return h.busyBatch(cl, in)
+	}
 	defer gate.leave()
 	return h.onBatch(cl, in)
 }
@@ -408,6 +416,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	}
 	if cl.lastCmd.Load() != cmd {
 		cl.lastCmd.Store(cmd)
+	}
+	if cl.stats.gate.busy && h.refuseBusy(cl, cmd, counters) {
+		return
 	}
 	if s := cl.sess.Load(); s != nil && h.interceptSession(s, cl, cmd, args, counters) {
 		return // queued in MULTI, or refused in the subscribed context (multi.go)

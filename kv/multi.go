@@ -23,7 +23,9 @@ import (
 // of its own gate, takes Handler.execMu (one EXEC at a time) and
 // write-locks every loop's gate: every other loop is then between batches
 // and stays there, so the queued commands run with no other command, HTTP
-// or frame request interleaved. The store's active expirer still runs: it
+// or frame request interleaved; a script past busy-reply-threshold lets the
+// other loops answer -BUSY without their gates (script_busy.go). The
+// store's active expirer still runs: it
 // deletes only keys already expired, which every command treats as missing
 // anyway. Writes of other goroutines (AOF load, tests) do not take gates:
 // they run before serving or without loops.
@@ -322,9 +324,17 @@ func cmdExec(h *Handler, cl *client, _ [][]byte) {
 	s.queued.Store(-1)
 	cl.writeArray(len(queue))
 	for _, q := range queue {
+		if h.busy.frozen.Load() {
+			break // SHUTDOWN NOSAVE stopped a script of the queue: nothing more runs
+		}
 		h.dispatch(cl, q.args)
 	}
 	s.execing = false
+	if s.multiLogged && h.busy.frozen.Load() {
+		// No EXEC record: a replay drops the transaction, as Redis, which
+		// exits without logging it, would not have it either.
+		s.multiLogged = false
+	}
 	if s.multiLogged {
 		s.multiLogged = false
 		buf := h.aof.Begin()
@@ -351,11 +361,35 @@ func (cl *client) execLogPrefix(buf []byte) []byte {
 // in loopState, whose other fields only its loop writes.
 type execGate struct {
 	mu sync.RWMutex
+	// held: the loop holds mu for reading. A batch served in busy mode
+	// (script_busy.go) does not, nor does the loop of a script that
+	// SHUTDOWN NOSAVE stopped, which never resumes the world. The loop
+	// goroutine only, as busy.
+	held bool
+	busy bool // the loop is serving a batch in busy mode
 }
 
-// enter and leave bracket one batch of a loop.
-func (g *execGate) enter() { g.mu.RLock() }
-func (g *execGate) leave() { g.mu.RUnlock() }
+// enter and leave bracket one batch of a loop; tryEnter enters only if no
+// EXEC or script holds the gate.
+func (g *execGate) enter() {
+	g.mu.RLock()
+	g.held = true
+}
+
+func (g *execGate) tryEnter() bool {
+	if !g.mu.TryRLock() {
+		return false
+	}
+	g.held = true
+	return true
+}
+
+func (g *execGate) leave() {
+	if g.held {
+		g.held = false
+		g.mu.RUnlock()
+	}
+}
 
 // stopWorld waits until every other loop is between batches and keeps
 // them there, for an EXEC by cl (nil: a goroutine that holds no gate, such
@@ -379,9 +413,11 @@ func (h *Handler) stopWorld(cl *client) bool {
 	return true
 }
 
-// resumeWorld undoes stopWorld.
+// resumeWorld undoes stopWorld, and wakes the loops waiting for their
+// gate (awaitGate). After SHUTDOWN NOSAVE stopped a busy script the world
+// stays stopped: no command touches the store again (script_busy.go).
 func (h *Handler) resumeWorld(cl *client, stopped bool) {
-	if !stopped {
+	if !stopped || h.busy.frozen.Load() {
 		return
 	}
 	if p := h.cmdStats.loops.Load(); p != nil {
@@ -392,6 +428,7 @@ func (h *Handler) resumeWorld(cl *client, stopped bool) {
 		}
 	}
 	h.execMu.Unlock()
+	h.busy.wake.broadcast()
 	if cl != nil {
 		cl.stats.gate.enter()
 	}

@@ -567,11 +567,14 @@ func cmdShutdown(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errSyntax)
 		return
 	}
-	switch {
-	case abort:
+	if abort {
 		cl.writeError("ERR No shutdown in progress.")
 		return
-	case save:
+	}
+	if h.shutdownBusy(cl, noSave) {
+		return // a busy script: only SHUTDOWN NOSAVE stops it (script_busy.go)
+	}
+	if save {
 		cl.writeError("ERR SHUTDOWN SAVE needs an RDB snapshot, which Shoal does not write; SHUTDOWN or SHUTDOWN NOSAVE stop it (the append only file, when on, is synced either way)")
 		return
 	}

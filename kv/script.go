@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	lua "github.com/yuin/gopher-lua"
@@ -38,14 +39,15 @@ import (
 // (script_lua.go): no os, io, loadfile, dofile or require; every global
 // and library table is read-only; math.random is Redis's rand48.
 //
-// Differences from Redis: a script that runs longer than
-// busy-reply-threshold (milliseconds, Redis's default 5000 when the
-// settings table has no such row; 0: no limit) or grows the live heap by
-// more than scriptHeapLimit is stopped with an error, keeping the writes
-// it made (and logging them), where Redis lets it run and answers BUSY to
-// the others until SCRIPT KILL; SCRIPT KILL therefore always answers
-// NOTBUSY. The limits are checked between Lua instructions, so one long
-// Go call (a slow command, a pattern match) runs to its end first. Texts
+// A script that runs past busy-reply-threshold lets the other loops
+// answer -BUSY, and SCRIPT KILL, FUNCTION KILL and SHUTDOWN NOSAVE stop it,
+// as in Redis (script_busy.go).
+//
+// Differences from Redis: a script that grows the live heap by more than
+// scriptHeapLimit is stopped with an error, keeping the writes it made
+// (and logging them). Kills and that cap are checked between Lua
+// instructions, so one long Go call (a slow command, a pattern match)
+// runs to its end first. Texts
 // of Lua's own compile and runtime errors are gopher-lua's; gopher-lua
 // also turns numbers into strings in Go's shortest form when it
 // concatenates them (tostring uses Lua's "%.14g") and does not take
@@ -162,9 +164,10 @@ type scriptEngine struct {
 	watch   scriptWatch           // the time and heap limits of a run
 	loop    loopState             // the script client's counters (the caller's) and ready keys
 
-	functions functionSet  // the libraries (function.go)
-	funcVM    *luaVM       // the Lua state functions run in; nil until a library loads
-	loading   *libraryLoad // the library whose code is running, during FUNCTION LOAD
+	functions functionSet   // the libraries (function.go)
+	funcVM    *luaVM        // the Lua state functions run in; nil until a library loads
+	loading   *libraryLoad  // the library whose code is running, during FUNCTION LOAD
+	counts    atomic.Uint64 // libraries<<32 | functions, for FUNCTION STATS (functionCounts)
 }
 
 // scriptEngines holds each Handler's engine without keeping the Handler
@@ -289,7 +292,7 @@ func (h *Handler) eval(cl *client, args [][]byte, bySHA, readOnly bool) {
 	}
 	defer h.resumeWorld(cl, stopped)
 	keys := args[3 : 3+numKeys]
-	e.execute(h, cl, s, keys, args[3+numKeys:], readOnly || s.flags.noWrites)
+	e.execute(h, cl, s, args, keys, args[3+numKeys:], readOnly || s.flags.noWrites)
 }
 
 // refuseScript returns the error Redis 7.0's scriptPrepareForRun answers
@@ -342,9 +345,8 @@ func cmdScriptFlush(h *Handler, cl *client, args [][]byte) {
 	cl.writeOK()
 }
 
-// cmdScriptKill: a script runs to its end (or its time limit) with every
-// other loop stopped, so no client can reach this while one runs.
-func cmdScriptKill(_ *Handler, cl *client, _ [][]byte) { cl.writeError(errNotBusy) }
+// cmdScriptKill stops a busy EVAL that has not written (script_busy.go).
+func cmdScriptKill(h *Handler, cl *client, _ [][]byte) { h.killScript(cl, true) }
 
 // cmdScriptDebug: Shoal has no Lua debugger; SCRIPT DEBUG NO, which turns
 // it off, is accepted.

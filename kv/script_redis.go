@@ -157,6 +157,9 @@ func (r *scriptRun) refuse(args [][]byte) string {
 	if !r.wrote && !r.script.flags.allowOOM && r.caller.conn != nil && hasFlag(cmd.flags, "denyoom") && r.h.outOfMemory() {
 		return "-" + errOOMCommand
 	}
+	if !r.h.noteWrite() {
+		return "Script killed by user with SCRIPT KILL..." // the kill came first; its error replaces this one
+	}
 	r.wrote = true
 	return ""
 }

@@ -16,15 +16,13 @@ import (
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
-// Running one script: the script client its commands run on, the limits
-// that stop it, its reply or error, and what the AOF and blocked clients
-// get afterwards.
+// Running one script: the script client its commands run on, the watch
+// that marks it busy and stops it (SCRIPT KILL, SHUTDOWN NOSAVE, the heap
+// cap), its reply or error, and what the AOF and blocked clients get
+// afterwards.
 
 const (
-	// defaultBusyThreshold is busy-reply-threshold's default (Redis's
-	// lua-time-limit), for a settings table without the row.
-	defaultBusyThreshold = 5000 * time.Millisecond
-	// scriptWatchEvery is how often a long script's time and heap are checked.
+	// scriptWatchEvery is how often a long script's heap is checked.
 	scriptWatchEvery = 50 * time.Millisecond
 	// luaMaxReplyDepth is how deep a script's reply may nest before Redis
 	// answers "reached lua stack limit" in place of the deeper values.
@@ -36,8 +34,9 @@ const (
 var scriptHeapLimit uint64 = 1 << 30
 
 var (
-	errScriptBusy = errors.New("ran longer than busy-reply-threshold")
-	errScriptHeap = errors.New("grew the heap too much")
+	errScriptKilled   = errors.New("killed by SCRIPT KILL or FUNCTION KILL")
+	errScriptShutdown = errors.New("stopped by SHUTDOWN NOSAVE")
+	errScriptHeap     = errors.New("grew the heap too much")
 )
 
 // scriptLoops are the loop states of the script clients: blocked clients
@@ -66,9 +65,10 @@ type scriptRun struct {
 	ends     []int // where each argument ends in argBuf
 }
 
-// execute runs s for cl with keys and argv and writes its reply. The
-// caller has stopped the world (or runs alone).
-func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, keys, argv [][]byte, readOnly bool) {
+// execute runs s for cl with keys and argv and writes its reply; cmdArgs
+// is the caller's command line. The caller has stopped the world (or runs
+// alone).
+func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, cmdArgs, keys, argv [][]byte, readOnly bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.vm == nil || e.vm.dirty() {
@@ -80,7 +80,7 @@ func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, keys, argv 
 	fn.Env = vm.env
 	vm.base.RawSetString("KEYS", luaStrings(L, keys))
 	vm.base.RawSetString("ARGV", luaStrings(L, argv))
-	broken := e.runLua(h, cl, vm, s, fn, nil, readOnly)
+	broken := e.runLua(h, cl, vm, s, fn, nil, readOnly, runBy{args: cmdArgs})
 	vm.base.RawSetString("KEYS", lua.LNil)
 	vm.base.RawSetString("ARGV", lua.LNil)
 	if broken {
@@ -88,19 +88,31 @@ func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, keys, argv 
 	}
 }
 
+// runBy is who runs a script, as FUNCTION STATS and the BUSY error tell:
+// the caller's command line and, for FCALL, the function's name.
+type runBy struct {
+	args     [][]byte
+	function bool
+	name     string
+}
+
 // runLua calls fn with args in vm for cl, the run being s's (its name in
-// errors, its flags), under the time and heap limits, and writes its
-// reply or error. e.mu is held. broken says the state must be replaced.
-func (e *scriptEngine) runLua(h *Handler, cl *client, vm *luaVM, s *luaScript, fn *lua.LFunction, args []lua.LValue, readOnly bool) (broken bool) {
+// errors, its flags), published as by's while it runs (script_busy.go),
+// and writes its reply or error. e.mu is held. broken says the state must
+// be replaced.
+func (e *scriptEngine) runLua(h *Handler, cl *client, vm *luaVM, s *luaScript, fn *lua.LFunction, args []lua.LValue, readOnly bool, by runBy) (broken bool) {
 	sc := e.bindClient(h, cl)
 	r := &e.run
 	*r = scriptRun{h: h, caller: cl, sc: sc, script: s, readOnly: readOnly, args: r.args[:0], argBuf: r.argBuf[:0], ends: r.ends[:0]}
 	e.running = true
 	defer e.unbind(cl, sc)
-	threshold := h.busyThreshold()
 
 	L := vm.L
-	L.SetContext(e.watch.begin(threshold))
+	// Only a client with a connection makes the others wait: the AOF
+	// replay and tests run scripts alone.
+	watched := cl.conn != nil
+	L.SetContext(e.watch.begin(h, watched))
+	h.beginRun(by.function, by.name, by.args, &e.watch)
 	broken, err := vm.call(fn, args...)
 	if err == nil {
 		writeLuaReply(cl, L.Get(-1), sc.proto == 3)
@@ -108,8 +120,14 @@ func (e *scriptEngine) runLua(h *Handler, cl *client, vm *luaVM, s *luaScript, f
 	L.SetTop(0)
 	L.RemoveContext()
 	cause := e.watch.end()
+	if h.endRun() {
+		// SHUTDOWN NOSAVE: the caller gets nothing, as from Redis, which
+		// exits; its connection closes.
+		cl.closeAfterReply = true
+		return broken
+	}
 	if err != nil {
-		r.writeError(cl, err, cause, threshold)
+		r.writeError(cl, err, cause)
 	}
 	return broken
 }
@@ -142,15 +160,6 @@ func luaStrings(L *lua.LState, args [][]byte) *lua.LTable {
 		t.RawSetInt(i+1, lua.LString(a))
 	}
 	return t
-}
-
-// busyThreshold is busy-reply-threshold: the settings table's if it has
-// the row (milliseconds, 0 for no limit), else Redis's default.
-func (h *Handler) busyThreshold() time.Duration {
-	if !h.params.Has("busy-reply-threshold") {
-		return defaultBusyThreshold
-	}
-	return time.Duration(h.params.Int("busy-reply-threshold")) * time.Millisecond
 }
 
 // bindClient readies the script client for a run by cl: cl's database,
@@ -189,7 +198,9 @@ func (e *scriptEngine) unbind(cl, sc *client) {
 	s := sc.sess.Load()
 	if cs := cl.sess.Load(); cs != nil && cs.execing {
 		cs.multiLogged = s.multiLogged
-	} else if s.multiLogged {
+	} else if s.multiLogged && !h.busy.frozen.Load() {
+		// (Stopped by SHUTDOWN NOSAVE, the script's records stay without
+		// their EXEC: a replay drops them.)
 		buf := h.aof.Begin()
 		sc.aof.end = h.aof.End(aof.AppendCommand(buf, []byte("EXEC")))
 	}
@@ -220,42 +231,48 @@ func (e *scriptEngine) unbind(cl, sc *client) {
 	e.running = false
 }
 
-// scriptWatch stops a script that runs too long or grows the heap too
-// much: a timer checks both while it runs and cancels the context
-// gopher-lua's VM polls between instructions. The engine keeps one; its
-// context lasts from run to run until it stops one.
+// scriptWatch times a run and stops it on request: a timer marks the run
+// busy once it passes busy-reply-threshold and checks the heap while it
+// runs, and SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE and the heap cap
+// cancel the context gopher-lua's VM polls between instructions. The
+// engine keeps one; its context lasts from run to run until it stops one.
 type scriptWatch struct {
-	mu        sync.Mutex // the fields below, against the timer's goroutine
+	mu        sync.Mutex // the fields below, against the timer's goroutine and the killers
 	timer     *time.Timer
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	running   bool
+	h         *Handler // the run's, told when it turns busy; nil between runs
+	watched   bool     // the run may turn busy (a client with a connection)
+	busy      bool     // this run passed the threshold
 	start     time.Time
 	threshold time.Duration
 	heapBase  uint64
 }
 
-// begin starts watching a run and returns the context for the VM.
-func (w *scriptWatch) begin(threshold time.Duration) context.Context {
+// begin starts watching a run of h and returns the context for the VM; a
+// watched run is marked busy once it passes h's busy-reply-threshold.
+func (w *scriptWatch) begin(h *Handler, watched bool) context.Context {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ctx == nil || w.ctx.Err() != nil {
 		w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	}
-	w.running, w.start, w.threshold, w.heapBase = true, time.Now(), threshold, 0
+	w.running, w.h, w.watched, w.busy = true, h, watched, false
+	w.start, w.threshold, w.heapBase = time.Now(), h.busyThreshold(), 0
 	if w.timer == nil {
-		w.timer = time.AfterFunc(w.every(), w.check)
+		w.timer = time.AfterFunc(w.next(0), w.check)
 	} else {
-		w.timer.Reset(w.every())
+		w.timer.Reset(w.next(0))
 	}
 	return w.ctx
 }
 
-// every is the interval of the checks: scriptWatchEvery, or the time limit
-// if it is shorter.
-func (w *scriptWatch) every() time.Duration {
-	if w.threshold > 0 && w.threshold < scriptWatchEvery {
-		return w.threshold
+// next is when to check again, elapsed into the run: at the threshold if
+// the run is watched and not busy yet, else at the heap's interval.
+func (w *scriptWatch) next(elapsed time.Duration) time.Duration {
+	if w.watched && !w.busy && w.threshold-elapsed < scriptWatchEvery {
+		return max(w.threshold-elapsed, 0)
 	}
 	return scriptWatchEvery
 }
@@ -266,9 +283,10 @@ func (w *scriptWatch) check() {
 	if !w.running {
 		return
 	}
-	if w.threshold > 0 && time.Since(w.start) >= w.threshold {
-		w.cancel(errScriptBusy)
-		return
+	elapsed := time.Since(w.start)
+	if w.watched && !w.busy && elapsed >= w.threshold {
+		w.busy = true
+		w.h.markBusy()
 	}
 	live := liveHeap()
 	if w.heapBase == 0 || live < w.heapBase {
@@ -277,16 +295,25 @@ func (w *scriptWatch) check() {
 		w.cancel(errScriptHeap)
 		return
 	}
-	w.timer.Reset(w.every())
+	w.timer.Reset(w.next(elapsed))
 }
 
-// end stops watching and returns why the watch stopped the run, nil if it
-// did not.
+// stop stops the run, if one is on, for cause.
+func (w *scriptWatch) stop(cause error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.running {
+		w.cancel(cause)
+	}
+}
+
+// end stops watching and returns why the run was stopped, nil if it was
+// not.
 func (w *scriptWatch) end() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.timer.Stop()
-	w.running = false
+	w.running, w.h = false, nil
 	return context.Cause(w.ctx)
 }
 
@@ -302,7 +329,7 @@ func liveHeap() uint64 {
 
 // writeError answers a script that failed, as Redis 7.0's luaCallFunction:
 // the error's text, and where it was raised when known.
-func (r *scriptRun) writeError(cl *client, err error, cause error, threshold time.Duration) {
+func (r *scriptRun) writeError(cl *client, err error, cause error) {
 	var t *lua.LTable
 	var apiErr *lua.ApiError
 	if errors.As(err, &apiErr) {
@@ -323,9 +350,8 @@ func (r *scriptRun) writeError(cl *client, err error, cause error, threshold tim
 		}
 	}
 	switch {
-	case errors.Is(cause, errScriptBusy):
-		msg = "ERR Script ran longer than busy-reply-threshold (" + strconv.FormatInt(threshold.Milliseconds(), 10) +
-			" ms) and was stopped; the writes it made are kept"
+	case errors.Is(cause, errScriptKilled):
+		msg = errScriptKilledText
 		ignoreStats = false
 	case errors.Is(cause, errScriptHeap):
 		msg = "ERR Script grew the heap by more than " + strconv.FormatUint(scriptHeapLimit>>20, 10) +
