@@ -117,6 +117,7 @@ type Handler struct {
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{} // closed by SHUTDOWN (ShutdownRequested)
+	shutdownSave int           // SHUTDOWN's SAVE or NOSAVE, set before shutdown closes
 }
 
 // Boot tells h about the serving edge once it starts: how many loops it

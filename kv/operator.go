@@ -574,17 +574,36 @@ func cmdShutdown(h *Handler, cl *client, args [][]byte) {
 	if h.shutdownBusy(cl, noSave) {
 		return // a busy script: only SHUTDOWN NOSAVE stops it (script_busy.go)
 	}
-	if save {
-		cl.writeError("ERR SHUTDOWN SAVE needs an RDB snapshot, which Shoal does not write; SHUTDOWN or SHUTDOWN NOSAVE stop it (the append only file, when on, is synced either way)")
-		return
-	}
 	h.opts.Logger.Warn("user requested shutdown", "id", cl.id, "addr", cl.addr)
-	h.shutdownOnce.Do(func() { close(h.shutdown) })
+	h.shutdownOnce.Do(func() {
+		switch {
+		case save:
+			h.shutdownSave = ShutdownSave
+		case noSave:
+			h.shutdownSave = ShutdownNoSave
+		}
+		close(h.shutdown)
+	})
 }
 
+// How SHUTDOWN asked about the final snapshot.
+const (
+	ShutdownSaveIfPolicy = iota // plain SHUTDOWN: save if a save policy is set, as SIGTERM
+	ShutdownSave                // SHUTDOWN SAVE: save even without a policy
+	ShutdownNoSave              // SHUTDOWN NOSAVE: do not save
+)
+
 // ShutdownRequested is closed when a client sent SHUTDOWN: the program
-// running the server stops it as on SIGTERM.
+// running the server stops it as on SIGTERM, then saves as
+// ShutdownSaveMode says.
 func (h *Handler) ShutdownRequested() <-chan struct{} { return h.shutdown }
+
+// ShutdownSaveMode is how the SHUTDOWN that closed ShutdownRequested
+// asked about the final snapshot (ShutdownSaveIfPolicy and the others).
+func (h *Handler) ShutdownSaveMode() int {
+	<-h.shutdown // written before the close
+	return h.shutdownSave
+}
 
 // cmdMemoryUsage implements MEMORY USAGE key [SAMPLES n]: the bytes the
 // store accounts for the key (entry, key and value, a collection's

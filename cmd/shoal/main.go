@@ -308,7 +308,16 @@ func run(params *config.Table) error {
 		return saveOnStop(h, logger)
 	case <-h.ShutdownRequested():
 		logger.Info("shutting down: answering requests already received", "by", "SHUTDOWN")
-		return stop(srv, served, params, logger)
+		if err := stop(srv, served, params, logger); err != nil {
+			return err
+		}
+		switch h.ShutdownSaveMode() {
+		case kv.ShutdownSave:
+			return save(h, logger)
+		case kv.ShutdownNoSave:
+			return nil
+		}
+		return saveOnStop(h, logger)
 	case err := <-served:
 		if errors.Is(err, eventloop.ErrServerClosed) {
 			return nil
@@ -332,13 +341,18 @@ func stop(srv *eventloop.Server, served <-chan error, params *config.Table, logg
 	return nil
 }
 
-// saveOnStop writes a snapshot after a SIGTERM when a save policy is set,
-// as Redis does, once the loops have stopped (so it is of the final data).
-// SHUTDOWN does not save yet: kv's SHUTDOWN does not tell NOSAVE apart.
+// saveOnStop writes a snapshot after a SIGTERM or a plain SHUTDOWN when a
+// save policy is set, as Redis does, once the loops have stopped (so it is
+// of the final data). SHUTDOWN SAVE saves without a policy, NOSAVE never.
+// A save that fails is an exit status of 1 (Redis would refuse to stop).
 func saveOnStop(h *kv.Handler, logger *slog.Logger) error {
 	if !h.SavePolicy() {
 		return nil
 	}
+	return save(h, logger)
+}
+
+func save(h *kv.Handler, logger *slog.Logger) error {
 	logger.Info("saving the final RDB snapshot before exiting")
 	st, err := h.SaveForShutdown()
 	if err != nil {
@@ -348,8 +362,6 @@ func saveOnStop(h *kv.Handler, logger *slog.Logger) error {
 	return nil
 }
 
-// fronts returns the HTTP and frame listeners on bind for the ports that
-// are not 0, in that order.
 const errMaxClients = "-ERR max number of clients reached\r\n"
 
 // bindAddrs reads bind as Redis 7.0 does: one or more addresses, "*" for
@@ -384,6 +396,8 @@ func bindAddrs(bind, port string, logger *slog.Logger) ([]string, error) {
 	return addrs, nil
 }
 
+// fronts returns the HTTP and frame listeners on bind for the ports that
+// are not 0, in that order.
 func fronts(bind string, httpPort, framePort int, h *server.Handler) []eventloop.Listener {
 	var ls []eventloop.Listener
 	if httpPort != 0 {

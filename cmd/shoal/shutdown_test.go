@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -84,8 +86,7 @@ func TestSIGTERMAnswersDeepPipeline(t *testing.T) {
 
 // TestShutdownCommandStopsCleanly: SHUTDOWN (as redis-cli sends it) stops
 // the server as SIGTERM does: exit status 0, the AOF closed, so a write
-// acknowledged just before is there after a restart. SHUTDOWN SAVE is
-// refused (no RDB) and the server keeps serving.
+// acknowledged just before is there after a restart.
 func TestShutdownCommandStopsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	p := startBinary(t, aofArgs(dir, "no")...)
@@ -94,30 +95,67 @@ func TestShutdownCommandStopsCleanly(t *testing.T) {
 	if err := c.Set(ctx, "before-shutdown", "kept", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Do(ctx, "SHUTDOWN", "SAVE").Err(); err == nil || !strings.Contains(err.Error(), "RDB") {
-		t.Fatalf("SHUTDOWN SAVE: %v, want a refusal naming the RDB", err)
-	}
-	if err := c.Ping(ctx).Err(); err != nil {
-		t.Fatalf("the server stopped after a refused SHUTDOWN SAVE: %v", err)
-	}
-	out, err := exec.Command("redis-cli", "-p", fmt.Sprint(p.port), "SHUTDOWN", "NOSAVE").CombinedOutput()
-	if err != nil && !strings.Contains(string(out), "not connected") && len(out) != 0 {
-		t.Fatalf("redis-cli SHUTDOWN: %v: %s", err, out)
-	}
-	select {
-	case err := <-p.done:
-		p.done <- err // for the cleanup
-		if err != nil {
-			t.Fatalf("exit after SHUTDOWN: %v; log:\n%s", err, p.stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("still running 10 s after SHUTDOWN; log:\n%s", p.stderr.String())
-	}
+	shutdownBy(t, p, "SHUTDOWN", "NOSAVE")
 	if log := p.stderr.String(); !strings.Contains(log, "user requested shutdown") || !strings.Contains(log, "stopped cleanly") {
 		t.Fatalf("the log does not tell the shutdown:\n%s", log)
 	}
 	p2 := startBinary(t, aofArgs(dir, "no")...)
 	if v := client(t, p2.addr()).Get(ctx, "before-shutdown").Val(); v != "kept" {
 		t.Fatalf("after the restart the key is %q, want the value written before SHUTDOWN", v)
+	}
+}
+
+// shutdownBy sends the SHUTDOWN command args with redis-cli and waits for
+// p to exit with status 0.
+func shutdownBy(t *testing.T, p *shoalProc, args ...string) {
+	t.Helper()
+	out, err := exec.Command("redis-cli", append([]string{"-p", fmt.Sprint(p.port)}, args...)...).CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "not connected") && len(out) != 0 {
+		t.Fatalf("redis-cli %s: %v: %s", args, err, out)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("exit after %s: %v; log:\n%s", args, err, p.stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10 s after %s; log:\n%s", args, p.stderr.String())
+	}
+}
+
+// TestShutdownSaveModes: as Redis, SHUTDOWN SAVE writes dump.rdb even
+// without a save policy, SHUTDOWN NOSAVE writes none even with one, and a
+// plain SHUTDOWN saves when a policy is set; the next start loads it.
+func TestShutdownSaveModes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		policy string
+		args   []string
+		saved  bool
+	}{
+		{"", []string{"SHUTDOWN", "SAVE"}, true},
+		{"3600 1", []string{"SHUTDOWN", "NOSAVE"}, false},
+		{"3600 1", []string{"SHUTDOWN"}, true},
+		{"", []string{"SHUTDOWN"}, false},
+	} {
+		dir := t.TempDir()
+		p := startBinary(t, "--dir", dir, "--save", tc.policy)
+		if err := client(t, p.addr()).Set(ctx, "k", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		shutdownBy(t, p, tc.args...)
+		_, err := os.Stat(filepath.Join(dir, "dump.rdb"))
+		if saved := err == nil; saved != tc.saved {
+			t.Errorf("save %q, %s: dump.rdb written %v, want %v", tc.policy, tc.args, saved, tc.saved)
+			continue
+		}
+		if !tc.saved {
+			continue
+		}
+		p2 := startBinary(t, "--dir", dir)
+		if v := client(t, p2.addr()).Get(ctx, "k").Val(); v != "v" {
+			t.Errorf("save %q, %s: after a restart k is %q", tc.policy, tc.args, v)
+		}
 	}
 }
