@@ -106,11 +106,12 @@ type Handler struct {
 	// busy-reply-threshold they answer -BUSY (script_busy.go).
 	busy busyState
 
-	outLimits outputLimits  // client-output-buffer-limit, maxmemory-clients (outlimits.go)
-	tracking  trackingTable // CLIENT TRACKING: who may cache which keys (tracking.go)
-	monitors  monitors      // MONITOR clients (monitor.go)
-	slowlog   slowlog       // SLOWLOG (slowlog.go)
-	pause     pauseState    // CLIENT PAUSE (pause.go)
+	outLimits outputLimits              // client-output-buffer-limit, maxmemory-clients (outlimits.go)
+	tracking  trackingTable             // CLIENT TRACKING: who may cache which keys (tracking.go)
+	monitors  monitors                  // MONITOR clients (monitor.go)
+	slowlog   slowlog                   // SLOWLOG (slowlog.go)
+	pause     pauseState                // CLIENT PAUSE (pause.go)
+	snap      atomic.Pointer[snapshots] // SAVE, BGSAVE, the save policy's cron (save.go)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -419,6 +420,13 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		cl.lastCmd.Store(cmd)
 	}
 	if cl.stats.gate.busy && h.refuseBusy(cl, cmd, counters) {
+		return
+	}
+	if misconfHandlers.Load() != 0 && (cmd.logged || cmd.name == "ping") && h.misconf() {
+		// After a failed save, as Redis: writes, and PING so that
+		// monitors notice, are refused, also when queued in MULTI.
+		counters.rejected.Add(1)
+		cl.reject(cmd, errSaveMisconf)
 		return
 	}
 	if s := cl.sess.Load(); s != nil && h.interceptSession(s, cl, cmd, args, counters) {

@@ -85,28 +85,23 @@ type snapshots struct {
 // savePoint is one "seconds changes" pair of the save setting.
 type savePoint struct{ seconds, changes int64 }
 
-// snapshotsOf keeps each Handler's snapshots: the Handler's own struct is
-// not this file's to change. An entry lives until the Handler closes.
-var snapshotsOf sync.Map // *Handler → *snapshots
-
 // misconfHandlers counts Handlers refusing writes after a failed save, so
 // the write path checks a map only while one does.
 var misconfHandlers atomic.Int32
 
 // snapshots returns h's snapshot state, starting its cron on first use.
 func (h *Handler) snapshots() *snapshots {
-	if s, ok := snapshotsOf.Load(h); ok {
-		return s.(*snapshots)
+	if s := h.snap.Load(); s != nil {
+		return s
 	}
 	s := &snapshots{h: h}
 	s.lastSave.Store(h.start.Unix())
 	s.lastBGSec.Store(-1)
 	s.lastCalls = h.writeCalls()
-	actual, loaded := snapshotsOf.LoadOrStore(h, s)
-	if !loaded {
+	if h.snap.CompareAndSwap(nil, s) {
 		go s.cron()
 	}
-	return actual.(*snapshots)
+	return h.snap.Load()
 }
 
 // StartSnapshots starts the save policy's cron and counts the changes
@@ -263,8 +258,8 @@ func cmdBGSave(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdLastSave(h *Handler, cl *client, _ [][]byte) {
-	if v, ok := snapshotsOf.Load(h); ok {
-		cl.writeInt(v.(*snapshots).lastSave.Load())
+	if s := h.snap.Load(); s != nil {
+		cl.writeInt(s.lastSave.Load())
 		return
 	}
 	cl.writeInt(h.start.Unix())
@@ -338,7 +333,6 @@ func (s *snapshots) cron() {
 	defer t.Stop()
 	defer func() {
 		s.setFailed(false) // no longer counted among the refusing
-		snapshotsOf.Delete(s.h)
 	}()
 	for {
 		select {
@@ -403,31 +397,9 @@ func (h *Handler) misconf() bool {
 	if misconfHandlers.Load() == 0 {
 		return false
 	}
-	v, ok := snapshotsOf.Load(h)
-	if !ok || !v.(*snapshots).lastErr.Load() {
+	if s := h.snap.Load(); s == nil || !s.lastErr.Load() {
 		return false
 	}
 	return h.params.Get("save") != "" && h.params.Bool("stop-writes-on-bgsave-error")
 }
 
-// The write path (dispatch, handler.go) has no hook for a refusal of
-// writes other than the AOF's, and is not this file's: until it has one,
-// every write command (and PING, as Redis refuses it too, for monitors
-// to notice) is wrapped here once, at init, with the MISCONF check. Its
-// cost while no save failed is one atomic load of a shared, read-mostly
-// counter.
-func init() {
-	for _, c := range commandsByID {
-		if c.fn == nil || !(c.logged || c.name == "ping") {
-			continue
-		}
-		fn := c.fn
-		c.fn = func(h *Handler, cl *client, args [][]byte) {
-			if misconfHandlers.Load() != 0 && h.misconf() {
-				cl.writeError(errSaveMisconf)
-				return
-			}
-			fn(h, cl, args)
-		}
-	}
-}

@@ -15,8 +15,8 @@ func (h *Handler) snapshotInfo(field func(k string, v any)) {
 	field("current_fork_perc", "0.00")
 	field("current_save_keys_processed", 0)
 	field("current_save_keys_total", 0)
-	v, ok := snapshotsOf.Load(h)
-	if !ok { // no save yet, nor a cron: Redis's fields at startup
+	sn := h.snap.Load()
+	if sn == nil { // no save yet, nor a cron: Redis's fields at startup
 		field("rdb_changes_since_last_save", 0)
 		field("rdb_bgsave_in_progress", 0)
 		field("rdb_last_save_time", h.start.Unix())
@@ -29,7 +29,7 @@ func (h *Handler) snapshotInfo(field func(k string, v any)) {
 		field("rdb_last_load_keys_loaded", 0)
 		return
 	}
-	s := v.(*snapshots)
+	s := sn
 	started := s.started.Load()
 	current := int64(-1)
 	if started != 0 {

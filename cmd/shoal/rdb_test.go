@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -402,6 +404,25 @@ func TestRDBStopWritesOnBGSaveError(t *testing.T) {
 	}
 	if v, err := c.Get(ctx, "k").Result(); err != redis.Nil {
 		t.Fatalf("GET after a failed BGSAVE: %q %v, want a nil reply", v, err)
+	}
+	// As Redis, a write is refused when queued, and EXEC then aborts.
+	raw, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	fmt.Fprint(raw, "MULTI\r\nSET k v\r\nEXEC\r\n")
+	rd := bufio.NewReader(raw)
+	var replies []string
+	for range 3 {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("MULTI/SET/EXEC: %v after %q", err, replies)
+		}
+		replies = append(replies, line)
+	}
+	if replies[0] != "+OK\r\n" || !strings.HasPrefix(replies[1], "-MISCONF") || !strings.HasPrefix(replies[2], "-EXECABORT") {
+		t.Errorf("MULTI, SET, EXEC after a failed BGSAVE: %q", replies)
 	}
 	if err := c.ConfigSet(ctx, "stop-writes-on-bgsave-error", "no").Err(); err != nil {
 		t.Fatal(err)
