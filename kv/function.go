@@ -266,6 +266,7 @@ func cmdFCallRO(h *Handler, cl *client, args [][]byte) { h.fcall(cl, args, true)
 // fcall implements FCALL and FCALL_RO: function numkeys key... arg...,
 // checked in Redis's order.
 func (h *Handler) fcall(cl *client, args [][]byte, readOnly bool) {
+	h.feedScriptCall(cl, cl.lastCmd.Load(), args)
 	e := h.scripts()
 	e.mu.Lock()
 	f := e.functions.funcs[funcKey(string(args[1]))]

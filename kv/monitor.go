@@ -82,12 +82,31 @@ func (h *Handler) stopMonitor(cl *client) {
 	}
 }
 
+// scriptAddr is the address MONITOR shows for the commands a script or a
+// function runs, as Redis: "[0 lua]".
+const scriptAddr = "lua"
+
 // feedMonitors sends the command cl ran to every monitor; dispatch calls
-// it while any is active.
+// it while any is active. Admin commands are too dangerous to show, as in
+// Redis; EVAL and FCALL (flag skip_monitor) are shown by themselves
+// before the commands they run (feedScriptCall); the AOF replay is not
+// shown.
 func (h *Handler) feedMonitors(cl *client, cmd *command, args [][]byte) {
-	if hasWord(cmd.flags, "admin") || cl.conn == nil {
-		return // too dangerous to show, as Redis; or the AOF replay
+	if hasWord(cmd.flags, "admin") || hasWord(cmd.flags, "skip_monitor") || (cl.conn == nil && cl.addr != scriptAddr) {
+		return
 	}
+	h.feedMonitorLine(cl, cmd, args)
+}
+
+// feedScriptCall shows an EVAL or FCALL to the monitors as it starts, so
+// that the commands it runs follow it, as Redis does.
+func (h *Handler) feedScriptCall(cl *client, cmd *command, args [][]byte) {
+	if h.monitors.active.Load() != 0 && cl.conn != nil {
+		h.feedMonitorLine(cl, cmd, args)
+	}
+}
+
+func (h *Handler) feedMonitorLine(cl *client, cmd *command, args [][]byte) {
 	now := time.Now()
 	line := make([]byte, 0, 64)
 	line = append(line, '+')

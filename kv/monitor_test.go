@@ -8,12 +8,13 @@ import (
 
 // monitorHead is MONITOR's time and client address, which differ between
 // servers and runs.
-var monitorHead = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) [0-9.:]+\]`)
+var monitorHead = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) (?:[0-9.:]+|(lua))\]`)
 
 // TestMonitorMatchesRedis: a monitor sees the same lines from redis-server
 // and from Shoal for the same commands, the time and the client's port
 // masked: the database, the quoting of every byte, AUTH redacted, admin
-// commands and rejected ones left out, EXEC's commands one by one.
+// commands and rejected ones left out, EXEC's commands one by one, a
+// script's and a function's after the EVAL or FCALL, from "lua".
 func TestMonitorMatchesRedis(t *testing.T) {
 	redisAddr := startRedis(t)
 	srv := startLoops(t, 2)
@@ -25,7 +26,11 @@ func TestMonitorMatchesRedis(t *testing.T) {
 		for _, cmd := range [][]string{
 			{"SET", "k", "v"}, {"GET", "k"}, {"SELECT", "2"}, {"SET", "a b", "x\ny\x01\"\\\xff"}, {"AUTH", "secret"},
 			{"CONFIG", "GET", "maxmemory"}, {"NOSUCH", "x"}, {"MULTI"}, {"INCR", "n"}, {"PING"}, {"EXEC"},
-			{"HELLO", "2", "AUTH", "default", "pw"}, {"SELECT", "0"}, {"DEL", "k"}, {"ECHO", "end"},
+			{"HELLO", "2", "AUTH", "default", "pw"}, {"SELECT", "0"}, {"DEL", "k"},
+			{"EVAL", "redis.call('set', KEYS[1], '1') return redis.call('get', KEYS[1])", "1", "s"},
+			{"EVALSHA", "0000000000000000000000000000000000000000", "0"},
+			{"FUNCTION", "LOAD", "REPLACE", "#!lua name=mon\nredis.register_function('f', function(k) return redis.call('incr', k[1]) end)"},
+			{"FCALL", "f", "1", "cnt"}, {"FUNCTION", "DELETE", "mon"}, {"ECHO", "end"},
 		} {
 			c.Do(cmd...)
 		}
@@ -35,7 +40,7 @@ func TestMonitorMatchesRedis(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: reading the monitor: %v (so far %q)", addr, err, got)
 			}
-			got = append(got, monitorHead.ReplaceAllString(line, "+T [$1 ADDR]"))
+			got = append(got, monitorHead.ReplaceAllString(line, "+T [$1 ADDR$2]"))
 			if strings.HasSuffix(strings.ToLower(line), "\"echo\" \"end\"\r\n") {
 				return got
 			}
@@ -44,6 +49,9 @@ func TestMonitorMatchesRedis(t *testing.T) {
 	want, have := scenario(redisAddr), scenario(srv.addr)
 	if strings.Join(want, "") != strings.Join(have, "") {
 		t.Fatalf("the monitor saw\nredis: %q\nshoal: %q", want, have)
+	}
+	if !strings.Contains(strings.Join(want, ""), `ADDRlua] "incr" "cnt"`) {
+		t.Fatalf("redis-server showed no function's command: %q", want)
 	}
 }
 

@@ -250,6 +250,7 @@ func cmdEvalSHARO(h *Handler, cl *client, args [][]byte) { h.eval(cl, args, true
 // the script by its body or its SHA1, read-only for the _RO forms. The
 // checks come in Redis's order.
 func (h *Handler) eval(cl *client, args [][]byte, bySHA, readOnly bool) {
+	h.feedScriptCall(cl, cl.lastCmd.Load(), args)
 	if bySHA && len(args[1]) != 40 {
 		cl.writeError(errNoScript)
 		return

@@ -168,7 +168,7 @@ func luaStrings(L *lua.LState, args [][]byte) *lua.LTable {
 func (e *scriptEngine) bindClient(h *Handler, cl *client) *client {
 	sc := e.client
 	if sc == nil {
-		sc = &client{proto: 2, authed: true, valueDigits: 1}
+		sc = &client{proto: 2, authed: true, valueDigits: 1, addr: scriptAddr}
 		sc.sessionOf().execing = true
 		e.client = sc
 	}
