@@ -417,7 +417,7 @@ func cmdFunctionList(h *Handler, cl *client, args [][]byte) {
 	}
 	cl.writeArray(len(libs))
 	for _, lib := range libs {
-		cl.writeMap(3 + oneIf(withCode))
+		cl.writeMap(3 + int(boolInt(withCode)))
 		cl.writeBulkStr("library_name")
 		cl.writeBulkStr(lib.name)
 		cl.writeBulkStr("engine")
@@ -437,7 +437,7 @@ func cmdFunctionList(h *Handler, cl *client, args [][]byte) {
 			cl.writeBulkStr("flags")
 			n := 0
 			for _, fl := range funcFlagNames {
-				n += oneIf(f.flags&fl.flag != 0)
+				n += int(boolInt(f.flags&fl.flag != 0))
 			}
 			cl.writeSet(n)
 			for _, fl := range funcFlagNames {

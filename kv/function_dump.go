@@ -2,10 +2,10 @@ package kv
 
 import (
 	"encoding/binary"
-	"hash/crc64"
 	"strconv"
 
 	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/rdb"
 )
 
 // FUNCTION DUMP and RESTORE, in Redis 7.0's payload format: for each
@@ -29,16 +29,6 @@ const (
 	errPayloadNotString = "ERR Failed loading library payload"
 )
 
-// crcJones is the table of Redis's CRC64 (Jones polynomial, reflected):
-// hash/crc64 takes the reversed polynomial.
-var crcJones = crc64.MakeTable(0x95ac9329ac4bc9b5)
-
-// crc64Jones is Redis's crc64(0, p): no initial or final inversion, which
-// crc64.Update applies, so they are undone around it.
-func crc64Jones(p []byte) uint64 {
-	return ^crc64.Update(^uint64(0), crcJones, p)
-}
-
 func cmdFunctionDump(h *Handler, cl *client, _ [][]byte) {
 	e := h.scripts()
 	e.mu.Lock()
@@ -55,7 +45,7 @@ func dumpFunctions(codes []string) []byte {
 		p = appendRDBString(p, []byte(code))
 	}
 	p = binary.LittleEndian.AppendUint16(p, rdbVersion)
-	return binary.LittleEndian.AppendUint64(p, crc64Jones(p))
+	return binary.LittleEndian.AppendUint64(p, rdb.CRC64(p))
 }
 
 // appendRDBString appends s as Redis's rdbSaveRawString does with
@@ -63,7 +53,7 @@ func dumpFunctions(codes []string) []byte {
 // takes the integer encoding.)
 func appendRDBString(dst, s []byte) []byte {
 	if len(s) > rdbCompressAbove {
-		if c := lzfCompress(s, len(s)-4); c != nil {
+		if c, ok := rdb.CompressLZF(nil, s, len(s)-4); ok {
 			dst = append(dst, rdbEncLZF)
 			dst = appendRDBLen(dst, uint64(len(c)))
 			dst = appendRDBLen(dst, uint64(len(s)))
@@ -177,10 +167,11 @@ func (r *rdbReader) string() ([]byte, bool) {
 			return nil, false
 		}
 		c, ok := r.take(clen)
-		if !ok || ulen > uint64(len(c))*(lzfMaxRef+2)/2 { // no more than a back reference per two octets can make
+		if !ok || ulen > uint64(len(c))*rdb.MaxLZFRatio {
 			return nil, false
 		}
-		return lzfDecompress(c, int(ulen))
+		out := make([]byte, ulen)
+		return out, rdb.DecompressLZF(out, c) == nil
 	}
 	return nil, false
 }
@@ -195,7 +186,7 @@ func verifyDumpPayload(p []byte) bool {
 	if binary.LittleEndian.Uint16(footer) > rdbVersion {
 		return false
 	}
-	return binary.LittleEndian.Uint64(footer[2:]) == crc64Jones(p[:len(p)-8])
+	return binary.LittleEndian.Uint64(footer[2:]) == rdb.CRC64(p[:len(p)-8])
 }
 
 // readFunctionPayload returns the library codes of a payload, or Redis's
@@ -297,173 +288,4 @@ func cmdFunctionRestore(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	cl.writeOK()
-}
-
-// LZF, the compression of RDB strings (liblzf 3.6's format, as
-// redis-server builds it: a 2^16-slot hash table, "very fast" mode).
-//
-//	000LLLLL <L+1 octets>        a literal run of L+1 (1..32) octets
-//	LLLooooo oooooooo            a back reference of L+2 (3..8) octets, o+1 back
-//	111ooooo LLLLLLLL oooooooo   a back reference of L+9 octets
-const (
-	lzfHashLog = 16
-	lzfMaxLit  = 1 << 5
-	lzfMaxOff  = 1 << 13
-	lzfMaxRef  = 1<<8 + 1<<3
-)
-
-func lzfIndex(h uint32) uint32 {
-	return ((h >> (3*8 - lzfHashLog)) - h*5) & (1<<lzfHashLog - 1)
-}
-
-// lzfCompress compresses in into at most outLen bytes the way liblzf's
-// lzf_compress does (so the output is redis-server's byte for byte), or
-// returns nil if it does not fit.
-func lzfCompress(in []byte, outLen int) []byte {
-	if len(in) < 3 || outLen <= 0 {
-		return nil
-	}
-	table := make([]int32, 1<<lzfHashLog) // position+1 of the last 3 octets that hashed here
-	out := make([]byte, outLen+8)         // slack: the checks below are liblzf's, which may step past the end before failing
-	end := len(in)
-	ip, op, lit := 0, 1, 0 // op 0 is the first literal run's header
-	hval := uint32(in[0])<<8 | uint32(in[1])
-	for ip < end-2 {
-		hval = hval<<8 | uint32(in[ip+2])
-		slot := lzfIndex(hval)
-		ref := int(table[slot]) - 1
-		table[slot] = int32(ip + 1)
-		if ref > 0 && ref < ip && ip-ref-1 < lzfMaxOff &&
-			in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
-			off := ip - ref - 1
-			maxLen := min(end-ip-2, lzfMaxRef)
-			if op+3+1 >= outLen && op-oneIf(lit == 0)+3+1 >= outLen {
-				return nil
-			}
-			out[op-lit-1] = byte(lit - 1) // close the literal run
-			op -= oneIf(lit == 0)         // or drop its empty header
-			n := lzfMatch(in, ref, ip, maxLen)
-			n -= 2
-			ip++
-			if n < 7 {
-				out[op] = byte(off>>8) + byte(n<<5)
-				op++
-			} else {
-				out[op] = byte(off>>8) + 7<<5
-				out[op+1] = byte(n - 7)
-				op += 2
-			}
-			out[op] = byte(off)
-			op += 2 // and the next literal run's header
-			lit = 0
-			ip += n + 1
-			if ip >= end-2 {
-				break
-			}
-			ip -= 2
-			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
-			for range 2 {
-				hval = hval<<8 | uint32(in[ip+2])
-				table[lzfIndex(hval)] = int32(ip + 1)
-				ip++
-			}
-			continue
-		}
-		if op >= outLen {
-			return nil
-		}
-		lit++
-		out[op] = in[ip]
-		op++
-		ip++
-		if lit == lzfMaxLit {
-			out[op-lit-1] = byte(lit - 1)
-			lit = 0
-			op++
-		}
-	}
-	if op+3 > outLen {
-		return nil
-	}
-	for ip < end {
-		lit++
-		out[op] = in[ip]
-		op++
-		ip++
-		if lit == lzfMaxLit {
-			out[op-lit-1] = byte(lit - 1)
-			lit = 0
-			op++
-		}
-	}
-	out[op-lit-1] = byte(lit - 1)
-	op -= oneIf(lit == 0)
-	return out[:op]
-}
-
-// lzfMatch is how many octets match at ref and ip, counted as liblzf
-// counts them: 16 at a time without the limit while more than 16 may
-// match, then one at a time up to maxLen.
-func lzfMatch(in []byte, ref, ip, maxLen int) int {
-	n := 2
-	if maxLen > 16 {
-		for range 16 {
-			n++
-			if in[ref+n] != in[ip+n] {
-				return n
-			}
-		}
-	}
-	for {
-		n++
-		if n >= maxLen || in[ref+n] != in[ip+n] {
-			return n
-		}
-	}
-}
-
-func oneIf(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// lzfDecompress expands c into exactly n octets.
-func lzfDecompress(c []byte, n int) ([]byte, bool) {
-	out := make([]byte, 0, n)
-	for i := 0; i < len(c); {
-		ctrl := int(c[i])
-		i++
-		if ctrl < 1<<5 {
-			run := ctrl + 1
-			if i+run > len(c) || len(out)+run > n {
-				return nil, false
-			}
-			out = append(out, c[i:i+run]...)
-			i += run
-			continue
-		}
-		length := ctrl >> 5
-		if length == 7 {
-			if i >= len(c) {
-				return nil, false
-			}
-			length += int(c[i])
-			i++
-		}
-		if i >= len(c) {
-			return nil, false
-		}
-		ref := len(out) - (ctrl&0x1f)<<8 - int(c[i]) - 1
-		i++
-		length += 2
-		if ref < 0 || len(out)+length > n {
-			return nil, false
-		}
-		for k := 0; k < length; k++ { // may overlap what it appends
-			out = append(out, out[ref+k])
-		}
-	}
-	return out, len(out) == n
 }

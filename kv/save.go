@@ -402,4 +402,3 @@ func (h *Handler) misconf() bool {
 	}
 	return h.params.Get("save") != "" && h.params.Bool("stop-writes-on-bgsave-error")
 }
-

@@ -41,3 +41,7 @@ func crcUpdate(crc uint64, p []byte) uint64 {
 	}
 	return crc
 }
+
+// CRC64 is Redis's crc64(0, p): the checksum of RDB files and DUMP
+// payloads.
+func CRC64(p []byte) uint64 { return crcUpdate(0, p) }

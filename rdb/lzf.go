@@ -212,3 +212,19 @@ func lzfDecompress(out, in []byte) error {
 	}
 	return nil
 }
+
+// CompressLZF appends in compressed as redis-server compresses it, if the
+// result takes at most limit bytes (Redis asks for len(in)-4), and
+// reports whether it did; dst is returned unchanged when not. For one-off
+// strings (FUNCTION DUMP); an Encoder reuses its compressor.
+func CompressLZF(dst, in []byte, limit int) ([]byte, bool) {
+	return new(lzfCompressor).compress(dst, in, limit)
+}
+
+// DecompressLZF expands in into out, which must be exactly the
+// uncompressed length.
+func DecompressLZF(out, in []byte) error { return lzfDecompress(out, in) }
+
+// MaxLZFRatio bounds the bytes one compressed byte expands to: a length
+// claimed past len(compressed)*MaxLZFRatio is corrupt.
+const MaxLZFRatio = lzfMaxRatio
