@@ -13,6 +13,10 @@
 # CMDS picks the commands (default "get set"); "evalsha" runs a rate limiter's
 # script, INCR then EXPIRE of one key, loaded with SCRIPT LOAD on both servers:
 #   CMDS=evalsha benchmark/scripts/redis-benchmark-cpu.sh 3 200000
+#
+# NOTIFY sets notify-keyspace-events on both servers and keeps one
+# PSUBSCRIBE __key*__:* subscriber on each reading every event:
+#   NOTIFY=KEA CMDS=set benchmark/scripts/redis-benchmark-cpu.sh 3 300000
 set -euo pipefail
 cmds=${CMDS:-get set}
 limiter="local n = redis.call('INCR', KEYS[1]) redis.call('EXPIRE', KEYS[1], ARGV[1]) return n"
@@ -25,13 +29,19 @@ go build -o "$tmp/shoal" ./cmd/shoal
 
 "$tmp/shoal" --port 16401 --loglevel warning & shoal_pid=$!
 redis-server --port 16402 --save "" --appendonly no --loglevel warning & redis_pid=$!
-trap 'kill $shoal_pid $redis_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $shoal_pid $redis_pid $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 for port in 16401 16402; do
   until redis-cli -p $port ping >/dev/null 2>&1; do sleep 0.1; done
 done
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+if [ -n "${NOTIFY:-}" ]; then
+  for port in 16401 16402; do
+    redis-cli -p $port config set notify-keyspace-events "$NOTIFY" >/dev/null
+    redis-cli -p $port psubscribe '__key*__:*' >/dev/null &
+  done
+fi
 sha=$(redis-cli -p 16401 script load "$limiter")
 if [ "$(redis-cli -p 16402 script load "$limiter")" != "$sha" ]; then
   echo "the servers disagree on the script's SHA1" >&2
