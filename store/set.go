@@ -25,7 +25,6 @@ type Set struct {
 	d  *bdict
 }
 
-
 const setSize = int64(unsafe.Sizeof(Set{}))
 
 // NewSet returns an empty set in the intset encoding.

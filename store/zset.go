@@ -23,7 +23,6 @@ type ZSet struct {
 	tree *ztree
 }
 
-
 const zsetSize = int64(unsafe.Sizeof(ZSet{}))
 
 // NewZSet returns an empty sorted set in the encoding Redis would create for
