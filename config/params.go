@@ -46,6 +46,8 @@ func Params() []Param {
 		{Name: "notify-keyspace-events", Kind: Text(nil), Default: "", RunTime: true, Usage: "keyspace notifications to publish: class letters of Redis 7.0 (K E g $ l s h z x e t m d n A; empty: none)"},
 		{Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Kind: Int(0, math.MaxInt64), Default: "5000", RunTime: true, Usage: "milliseconds a script or function runs before other clients get -BUSY and SCRIPT KILL may stop it"},
 		{Name: "slowlog-log-slower-than", Kind: Int(-1, math.MaxInt64), Default: "10000", RunTime: true, Usage: "log commands that run longer than this many microseconds in SLOWLOG (-1: none, 0: all; below 10000 every fast command is timed too)"},
+		{Name: "latency-tracking", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: timed commands feed the per-command histograms of LATENCY HISTOGRAM and INFO latencystats (no: they keep what they have)"},
+		{Name: "latency-tracking-info-percentiles", Kind: percentilesKind{}, Default: "50 99 99.9", RunTime: true, Usage: "the percentiles INFO latencystats reports, numbers from 0 to 100 separated by spaces"},
 		{Name: "slowlog-max-len", Kind: Int(0, math.MaxInt64), Default: "128", RunTime: true, Usage: "entries SLOWLOG keeps"},
 		{Name: "enable-debug-command", Kind: Enum("no", "yes", "local"), Default: "no", Usage: "who may run DEBUG: nobody, everybody, or clients on loopback"},
 		{Name: "proto-max-bulk-len", Kind: Memory(1<<20, math.MaxInt64), Default: "512mb", Usage: "largest bulk argument a client may send"},

@@ -40,10 +40,17 @@ func (c *commandCounters) count(failed bool) {
 	}
 }
 
-// observe records a timed call of d nanoseconds.
-func (c *commandCounters) observe(d int64) {
+// observe records a timed call of d nanoseconds; its histogram bucket
+// too when hist (latency-tracking is on: off, the histograms keep what
+// they have, as Redis's).
+func (c *commandCounters) observe(d int64, hist bool) {
 	if d < 0 {
 		d = 0
+	}
+	c.timed.Add(1)
+	c.timedNanos.Add(uint64(d))
+	if !hist {
+		return
 	}
 	i := bits.Len64(uint64(d-1) >> 10)
 	if d == 0 {
@@ -53,8 +60,6 @@ func (c *commandCounters) observe(d int64) {
 		i = latencyBuckets
 	}
 	c.buckets[i].Add(1)
-	c.timed.Add(1)
-	c.timedNanos.Add(uint64(d))
 }
 
 // forLoop returns the block of loop i (-1: no loop).
@@ -168,7 +173,11 @@ func (t *commandTotals) estimatedNanos() float64 {
 // percentileMicros returns the upper bound, in µs, of the bucket holding
 // the q-quantile of the timed calls.
 func (t *commandTotals) percentileMicros(q float64) float64 {
-	rank := uint64(q*float64(t.timed) + 0.5)
+	var total uint64
+	for _, n := range t.buckets {
+		total += n
+	}
+	rank := uint64(q*float64(total) + 0.5)
 	if rank < 1 {
 		rank = 1
 	}
@@ -199,12 +208,14 @@ const noID = -1
 type frontTimer struct {
 	ls    *loopState
 	start int64 // 0: this operation is not timed
+	hist  bool  // latency-tracking was on when it started
 }
 
-func (ls *loopState) begin() frontTimer {
+func (ls *loopState) begin(h *Handler) frontTimer {
 	t := frontTimer{ls: ls}
 	if ls.tick%timedEvery == 0 {
 		t.start = monotonicNanos()
+		t.hist = h.latencyTracking.on.Load()
 	}
 	ls.tick++
 	return t
@@ -218,7 +229,7 @@ func (t frontTimer) end(id int, failed bool) {
 	c := &t.ls.cmds[id]
 	c.count(failed)
 	if t.start != 0 {
-		c.observe(monotonicNanos() - t.start)
+		c.observe(monotonicNanos()-t.start, t.hist)
 	}
 }
 
@@ -241,16 +252,3 @@ func (h *Handler) appendCommandStats(b []byte) []byte {
 	return b
 }
 
-// appendLatencyStats appends INFO's Latencystats lines (p50, p99, p99.9 in
-// µs, as Redis's default latency-tracking-info-percentiles), from the
-// timed sample; a percentile is its histogram bucket's upper bound.
-func (h *Handler) appendLatencyStats(b []byte) []byte {
-	for id, t := range h.cmdStats.totals() {
-		if t.timed == 0 {
-			continue
-		}
-		b = fmt.Appendf(b, "latency_percentiles_usec_%s:p50=%.3f,p99=%.3f,p99.9=%.3f\r\n",
-			commandsByID[id].name, t.percentileMicros(0.5), t.percentileMicros(0.99), t.percentileMicros(0.999))
-	}
-	return b
-}

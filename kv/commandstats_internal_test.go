@@ -32,7 +32,7 @@ func TestCommandTimingIsSampled(t *testing.T) {
 func TestLatencyBuckets(t *testing.T) {
 	var c commandCounters
 	for _, d := range []int64{0, 1, 1024, 1025, 2048, 2049, 1 << 40} {
-		c.observe(d)
+		c.observe(d, true)
 	}
 	want := map[int]uint64{0: 3, 1: 2, 2: 1, latencyBuckets: 1}
 	for i := range c.buckets {

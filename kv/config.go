@@ -107,6 +107,7 @@ func (h *Handler) ownSettings(o Options) {
 	h.ownTrackingSettings()
 	h.ownNotifySettings() // the store's hook for the keys it removes serves both
 	h.ownSlowlog()
+	h.ownLatencyTracking()
 	h.ownEncodings()
 }
 
@@ -180,8 +181,8 @@ func cmdConfigGet(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdConfigSet(h *Handler, cl *client, args [][]byte) {
-	if len(args)%2 != 0 {
-		cl.writeError(errWrongArgs("config|set"))
+	if len(args)%2 != 0 { // fewer than four arguments never get here (arity)
+		cl.writeError("ERR syntax error")
 		return
 	}
 	pairs := make([]string, 0, len(args)-2)

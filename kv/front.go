@@ -85,20 +85,23 @@ func FrontCommandOf(name string) FrontCommand {
 // FrontBatch is one read's worth of front requests on one loop. It holds
 // the loop's exec gate, as RESP's batches do, so no EXEC runs meanwhile;
 // End releases it.
-type FrontBatch struct{ ls *loopState }
+type FrontBatch struct {
+	ls *loopState
+	h  *Handler
+}
 
 // BeginFrontBatch enters loop's exec gate for a batch of front requests.
 func (h *Handler) BeginFrontBatch(loop int) FrontBatch {
 	ls := h.cmdStats.forLoop(loop)
 	ls.gate.enter()
-	return FrontBatch{ls: ls}
+	return FrontBatch{ls: ls, h: h}
 }
 
 // End leaves the exec gate.
 func (b FrontBatch) End() { b.ls.gate.leave() }
 
 // Start begins one request; one in 16 per loop is timed.
-func (b FrontBatch) Start() FrontTimer { return FrontTimer{t: b.ls.begin()} }
+func (b FrontBatch) Start() FrontTimer { return FrontTimer{t: b.ls.begin(b.h)} }
 
 // FrontTimer is one front request being counted.
 type FrontTimer struct{ t frontTimer }

@@ -106,12 +106,13 @@ type Handler struct {
 	// busy-reply-threshold they answer -BUSY (script_busy.go).
 	busy busyState
 
-	outLimits outputLimits              // client-output-buffer-limit, maxmemory-clients (outlimits.go)
-	tracking  trackingTable             // CLIENT TRACKING: who may cache which keys (tracking.go)
-	monitors  monitors                  // MONITOR clients (monitor.go)
-	slowlog   slowlog                   // SLOWLOG (slowlog.go)
-	pause     pauseState                // CLIENT PAUSE (pause.go)
-	snap      atomic.Pointer[snapshots] // SAVE, BGSAVE, the save policy's cron (save.go)
+	outLimits       outputLimits              // client-output-buffer-limit, maxmemory-clients (outlimits.go)
+	tracking        trackingTable             // CLIENT TRACKING: who may cache which keys (tracking.go)
+	monitors        monitors                  // MONITOR clients (monitor.go)
+	slowlog         slowlog                   // SLOWLOG (slowlog.go)
+	latencyTracking latencyTracking           // latency-tracking and its percentiles (latencytracking.go)
+	pause           pauseState                // CLIENT PAUSE (pause.go)
+	snap            atomic.Pointer[snapshots] // SAVE, BGSAVE, the save policy's cron (save.go)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -482,7 +483,7 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	if start != 0 {
 		d := monotonicNanos() - start
 		if timed {
-			counters.observe(d)
+			counters.observe(d, h.latencyTracking.on.Load())
 		}
 		h.recordSlow(cl, cmd, args, d)
 	}

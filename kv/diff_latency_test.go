@@ -1,0 +1,54 @@
+package kv_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/shoalkv/shoal/internal/shoaltest"
+)
+
+// latency-tracking and latency-tracking-info-percentiles against
+// redis-server: the values, their canonical forms, the refusals, and an
+// empty Latencystats section while tracking is off.
+func init() {
+	diffCases["latency-tracking"] = []step{
+		c("CONFIG GET latency-tracking-info-percentiles"), c("CONFIG GET latency-tracking"),
+		s(exact, "CONFIG", "SET", "latency-tracking-info-percentiles", "50 99.0 100 0.5"), c("CONFIG GET latency-tracking-info-percentiles"),
+		c("CONFIG SET latency-tracking-info-percentiles 101"), c("CONFIG SET latency-tracking-info-percentiles -1"),
+		c("CONFIG SET latency-tracking-info-percentiles abc"), c("CONFIG SET latency-tracking-info-percentiles nan"),
+		s(exact, "CONFIG", "SET", "latency-tracking-info-percentiles", "50 x"), c("CONFIG GET latency-tracking-info-percentiles"),
+		c("CONFIG SET latency-tracking-info-percentiles 1e1"), c("CONFIG GET latency-tracking-info-percentiles"),
+		s(exact, "CONFIG", "SET", "latency-tracking-info-percentiles", ""), c("CONFIG GET latency-tracking-info-percentiles"),
+		// An odd number of arguments, and a parameter twice.
+		c("CONFIG SET latency-tracking no maxmemory"), c("CONFIG SET latency-tracking no latency-tracking yes"),
+		s(exact, "CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9"),
+		c("CONFIG SET latency-tracking maybe"), c("CONFIG SET latency-tracking no"), c("CONFIG GET latency-tracking"),
+		c("GET k"), c("INFO latencystats"), c("CONFIG SET latency-tracking yes"),
+	}
+}
+
+// TestLatencyStatsFollowTheSettings: INFO latencystats reports the
+// configured percentiles of each command, in Redis's format, and nothing
+// while latency-tracking is off.
+func TestLatencyStatsFollowTheSettings(t *testing.T) {
+	srv := shoaltest.Start(t, shoaltest.Options{})
+	c := shoaltest.Dial(t, srv.Addr)
+	c.Do("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99.0 100 0.5")
+	for range 64 { // one call in 16 is timed
+		c.Do("GET", "k")
+	}
+	info := c.Do("INFO", "latencystats")
+	line := regexp.MustCompile(`(?m)^latency_percentiles_usec_get:p50=[0-9]+\.[0-9]{3},p99=[0-9]+\.[0-9]{3},p100=[0-9]+\.[0-9]{3},p0\.5=[0-9]+\.[0-9]{3}\r$`)
+	if !line.MatchString(info) {
+		t.Fatalf("INFO latencystats lacks GET's four percentiles:\n%s", info)
+	}
+	c.Do("CONFIG", "SET", "latency-tracking-info-percentiles", "")
+	if info := c.Do("INFO", "latencystats"); !strings.Contains(info, "latency_percentiles_usec_get:\r\n") {
+		t.Fatalf("with no percentiles INFO latencystats = %q, want GET's line empty", info)
+	}
+	c.Do("CONFIG", "SET", "latency-tracking", "no")
+	if info := c.Do("INFO", "latencystats"); strings.Contains(info, "latency_percentiles") {
+		t.Fatalf("with latency-tracking off INFO latencystats = %q, want the header only", info)
+	}
+}
