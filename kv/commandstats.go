@@ -251,4 +251,3 @@ func (h *Handler) appendCommandStats(b []byte) []byte {
 	}
 	return b
 }
-
