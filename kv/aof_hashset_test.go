@@ -3,10 +3,7 @@ package kv_test
 import (
 	"bufio"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,83 +35,45 @@ func hashSetKeyspace(t *testing.T, addr string, keys []string) map[string]string
 // expire between writes, and rewrites in between; a server that loads the
 // file has the same hashes and sets, in the same encodings.
 func TestAOFHashSetReplay(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, w := startPersistent(t, path, aof.FsyncEverySec)
+	s := startAOF(t, aof.FsyncEverySec)
 	keys := []string{"h0", "h1", "h2", "s0", "s1", "s2", "inter", "union", "diff", "moved", "bigh", "bigs", "exp", "exp2", "dst", "pop"}
-	var wg sync.WaitGroup
-	for conn := 0; conn < 4; conn++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := dialRaw(t, s.addr)
-			for i := 0; i < 150; i++ {
-				h := fmt.Sprintf("h%d", (conn+i)%3)
-				st := fmt.Sprintf("s%d", (conn+i)%3)
-				cmds := [][]string{
-					{"HSET", h, fmt.Sprintf("f%d", i%40), fmt.Sprint(i), "n", "1"},
-					{"HINCRBY", h, "n", "3"},
-					{"HINCRBYFLOAT", h, "fl", "0.1"},
-					{"HINCRBYFLOAT", h, "fl", "1e-17"},
-					{"HSETNX", h, fmt.Sprintf("nx%d", i%5), "v"},
-					{"HDEL", h, fmt.Sprintf("f%d", (i+7)%40)},
-					{"SADD", st, fmt.Sprint(i % 60), fmt.Sprintf("m%d", i%30)},
-					{"SREM", st, fmt.Sprint((i + 11) % 60)},
-					{"SPOP", st},
-					{"SPOP", st, "2"},
-					{"SMOVE", st, "moved", fmt.Sprint(i % 60)},
-					{"SINTERSTORE", "inter", "s0", "s1"},
-					{"SUNIONSTORE", "union", "s0", "s1", "s2"},
-					{"SDIFFSTORE", "diff", "s1", "s2"},
-					{"HSET", "bigh", fmt.Sprintf("b%d-%d", conn, i), strings.Repeat("v", i%70)},
-					{"SADD", "bigs", fmt.Sprint(conn*1000 + i)},
-				}
-				for _, cmd := range cmds {
-					if r := c.Do(cmd...); strings.HasPrefix(r, "-") {
-						t.Errorf("%q: %q", cmd, r)
-						return
-					}
-				}
-				if i%50 == 0 {
-					c.Do("BGREWRITEAOF")
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	writeConcurrently(t, s.addr, 4, 150, func(conn, i int) [][]string {
+		h := fmt.Sprintf("h%d", (conn+i)%3)
+		st := fmt.Sprintf("s%d", (conn+i)%3)
+		return [][]string{
+			{"HSET", h, fmt.Sprintf("f%d", i%40), fmt.Sprint(i), "n", "1"},
+			{"HINCRBY", h, "n", "3"},
+			{"HINCRBYFLOAT", h, "fl", "0.1"},
+			{"HINCRBYFLOAT", h, "fl", "1e-17"},
+			{"HSETNX", h, fmt.Sprintf("nx%d", i%5), "v"},
+			{"HDEL", h, fmt.Sprintf("f%d", (i+7)%40)},
+			{"SADD", st, fmt.Sprint(i % 60), fmt.Sprintf("m%d", i%30)},
+			{"SREM", st, fmt.Sprint((i + 11) % 60)},
+			{"SPOP", st},
+			{"SPOP", st, "2"},
+			{"SMOVE", st, "moved", fmt.Sprint(i % 60)},
+			{"SINTERSTORE", "inter", "s0", "s1"},
+			{"SUNIONSTORE", "union", "s0", "s1", "s2"},
+			{"SDIFFSTORE", "diff", "s1", "s2"},
+			{"HSET", "bigh", fmt.Sprintf("b%d-%d", conn, i), strings.Repeat("v", i%70)},
+			{"SADD", "bigs", fmt.Sprint(conn*1000 + i)},
+		}
+	})
 
 	c := dialRaw(t, s.addr)
-	for c.Do("BGREWRITEAOF")[0] == '-' {
-		time.Sleep(5 * time.Millisecond)
-	}
-	for w.RewriteStats().InProgress {
-		time.Sleep(5 * time.Millisecond)
-	}
+	s.rewriteAndWait(c)
 	// Writes after an expiry: the replay must not add to the expired values.
-	for _, cmd := range [][]string{
+	doAll(t, c, [][]string{
 		{"HSET", "exp", "old", "1"}, {"PEXPIRE", "exp", "30"}, {"SADD", "exp2", "old2"}, {"PEXPIRE", "exp2", "30"},
 		{"SADD", "pop", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, {"PEXPIRE", "pop", "100000"},
-	} {
-		c.Do(cmd...)
-	}
+	})
 	time.Sleep(80 * time.Millisecond)
-	for _, cmd := range [][]string{
+	doAll(t, c, [][]string{
 		{"HINCRBYFLOAT", "exp", "new", "2.5"}, {"SUNIONSTORE", "dst", "exp2", "s0"}, {"SPOP", "pop", "3"},
 		{"SPOP", "pop"}, {"SPOP", "s1", "1000"},
-	} {
-		if r := c.Do(cmd...); strings.HasPrefix(r, "-") {
-			t.Fatalf("%q: %q", cmd, r)
-		}
-	}
+	})
 
-	before := hashSetKeyspace(t, s.addr, keys)
-	s.stop()
-	r, _ := startPersistent(t, path, aof.FsyncEverySec)
-	after := hashSetKeyspace(t, r.addr, keys)
-	for _, k := range keys {
-		if after[k] != before[k] {
-			t.Errorf("%s after replay:\n%q\nbefore:\n%q", k, clip(after[k]), clip(before[k]))
-		}
-	}
+	before := checkReplay(t, s, keys, hashSetKeyspace)
 	if !strings.Contains(before["exp"], "new") || strings.Contains(before["exp"], "old") {
 		t.Errorf("exp before the restart: %q", before["exp"])
 	}
@@ -126,8 +85,7 @@ func TestAOFHashSetReplay(t *testing.T) {
 // TestAOFLogsSPopAsSRem: the log holds what SPOP removed, never SPOP itself,
 // and a DEL when it took the whole set; HINCRBYFLOAT is an HSET of its result.
 func TestAOFLogsSPopAsSRem(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, _ := startPersistent(t, path, aof.FsyncAlways)
+	s := startAOF(t, aof.FsyncAlways)
 	c := dialRaw(t, s.addr)
 	for _, cmd := range [][]string{
 		{"SADD", "s", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, {"SPOP", "s"}, {"SPOP", "s", "3"},
@@ -136,14 +94,8 @@ func TestAOFLogsSPopAsSRem(t *testing.T) {
 	} {
 		c.Do(cmd...)
 	}
-	s.stop()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var cmds []string
-	rd := bufio.NewReader(f)
+	rd := bufio.NewReader(strings.NewReader(s.stopAndReadLog(t)))
 	for {
 		v, err := parseRESP(rd)
 		if err != nil {

@@ -2,8 +2,6 @@ package kv_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,8 +15,7 @@ import (
 // discarded one), BGREWRITEAOF inside EXEC is scheduled as in Redis, and a
 // replay rebuilds the keyspace.
 func TestAOFLogsExecAsTransaction(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, _ := startPersistent(t, path, aof.FsyncAlways)
+	s := startAOF(t, aof.FsyncAlways)
 	c := dialRaw(t, s.addr)
 	for _, step := range [][2]string{
 		{"MULTI", "+OK\r\n"}, {"SET a 1", "+QUEUED\r\n"}, {"INCR a", "+QUEUED\r\n"}, {"SET b x NX", "+QUEUED\r\n"},
@@ -34,21 +31,12 @@ func TestAOFLogsExecAsTransaction(t *testing.T) {
 		}
 	}
 	before := keyspace(t, s.addr)
-	s.stop()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := strings.ReplaceAll(string(data), "\r\n", " ")
+	log := strings.ReplaceAll(s.stopAndReadLog(t), "\r\n", " ")
 	want := "*1 $5 MULTI *3 $3 SET $1 a $1 1 *2 $4 INCR $1 a *3 $3 SET $1 b $1 x *1 $4 EXEC "
 	if !strings.Contains(log, want) || strings.Count(log, "MULTI") != 2 || strings.Contains(log, "$1 c") {
 		t.Fatalf("the log %q\nlacks %q or has a MULTI too many", log, want)
 	}
-	r, _ := startPersistent(t, path, aof.FsyncAlways)
-	after := keyspace(t, r.addr)
-	if fmt.Sprint(after) != fmt.Sprint(before) || len(after) != 3 {
-		t.Errorf("after replay %v, before %v", after, before)
-	}
+	checkKeyspace(t, s.restart(t).addr, before, 3)
 }
 
 // TestAOFReplayOfConcurrentTransactions: clients on two loops run
@@ -56,22 +44,8 @@ func TestAOFLogsExecAsTransaction(t *testing.T) {
 // server that loads the file has the same keyspace, so no rewrite split a
 // transaction and the records kept the order the writes were applied in.
 func TestAOFReplayOfConcurrentTransactions(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, _ := startPersistent(t, path, aof.FsyncEverySec)
-	stop := make(chan struct{})
-	rewrites := make(chan struct{})
-	go func() {
-		defer close(rewrites)
-		c := dialRaw(t, s.addr)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(3 * time.Millisecond):
-				c.Do("BGREWRITEAOF")
-			}
-		}
-	}()
+	s := startAOF(t, aof.FsyncEverySec)
+	stopRewrites := rewriteRepeatedly(t, s.addr, 3*time.Millisecond)
 	var wg sync.WaitGroup
 	for conn := 0; conn < 6; conn++ {
 		wg.Add(1)
@@ -96,14 +70,8 @@ func TestAOFReplayOfConcurrentTransactions(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	<-rewrites
+	stopRewrites()
 	before := keyspace(t, s.addr)
 	time.Sleep(50 * time.Millisecond) // let a last rewrite finish
-	s.stop()
-	r, _ := startPersistent(t, path, aof.FsyncEverySec)
-	after := keyspace(t, r.addr)
-	if len(before) != 8 || fmt.Sprint(after) != fmt.Sprint(before) {
-		t.Errorf("after replay %v\nbefore %v", after, before)
-	}
+	checkKeyspace(t, s.restart(t).addr, before, 8)
 }

@@ -1,86 +1,17 @@
 package kv_test
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoalkv/shoal/aof"
-	"github.com/shoalkv/shoal/eventloop"
-	"github.com/shoalkv/shoal/kv"
-	"github.com/shoalkv/shoal/server"
-	"github.com/shoalkv/shoal/store"
 )
-
-// startPersistent serves a Handler that first loads the file at path and
-// then logs to it with the given policy.
-// persistentServer is a served Handler with its file; stop shuts it down.
-type persistentServer struct {
-	addr string
-	stop func()
-}
-
-func startPersistent(t *testing.T, path string, policy aof.Fsync) (*persistentServer, *aof.Writer) {
-	t.Helper()
-	st := store.New(store.Options{Shards: 16})
-	h := kv.New(st, kv.Options{})
-	if _, err := h.LoadAOF(path, true); err != nil {
-		t.Fatal(err)
-	}
-	w, err := aof.Open(path, policy, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.AttachAOF(w, true)
-	srv, err := eventloop.NewServer(server.New(h), eventloop.Options{Addr: "127.0.0.1:0", Loops: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(ctx)
-			h.Close()
-			_ = w.Close()
-			st.Close()
-		})
-	}
-	t.Cleanup(stop)
-	return &persistentServer{addr: srv.Addr().String(), stop: stop}, w
-}
-
-// keyspace reads every key's value and expiry through the protocol.
-func keyspace(t *testing.T, addr string) map[string]string {
-	t.Helper()
-	c := dialRaw(t, addr)
-	keys := c.Do("KEYS", "*")
-	m := map[string]string{}
-	rd := bufio.NewReader(strings.NewReader(keys))
-	_, _ = rd.ReadString('\n')
-	for {
-		if _, err := rd.ReadString('\n'); err != nil {
-			break
-		}
-		k, _ := rd.ReadString('\n')
-		k = strings.TrimSuffix(k, "\r\n")
-		m[k] = c.Do("GET", k) + c.Do("PEXPIRETIME", k)
-	}
-	return m
-}
 
 // TestAOFReplayMatchesMemory: eight connections on two loops write the same
 // few keys at once (SET, INCR, APPEND, EXPIRE, DEL) under appendfsync
@@ -90,32 +21,15 @@ func keyspace(t *testing.T, addr string) map[string]string {
 // logged in the order the store applied them, and no rewrite lost or
 // doubled a write.
 func TestAOFReplayMatchesMemory(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, _ := startPersistent(t, path, aof.FsyncAlways)
+	s := startAOF(t, aof.FsyncAlways)
 	var wg sync.WaitGroup
-	stopRewrites := make(chan struct{})
-	go func() {
-		c := dialRaw(t, s.addr)
-		for {
-			select {
-			case <-stopRewrites:
-				return
-			case <-time.After(5 * time.Millisecond):
-				c.Do("BGREWRITEAOF")
-			}
-		}
-	}()
+	stopRewrites := rewriteRepeatedly(t, s.addr, 5*time.Millisecond)
 	for conn := 0; conn < 8; conn++ {
+		c := dialRaw(t, s.addr)
+		nc, rd := c.C, c.Rd
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nc, err := net.Dial("tcp", s.addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer nc.Close()
-			rd := bufio.NewReader(nc)
 			for round := 0; round < 30; round++ {
 				var req []byte
 				var want []string
@@ -176,15 +90,14 @@ func TestAOFReplayMatchesMemory(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stopRewrites)
+	stopRewrites()
 	before := keyspace(t, s.addr)
 	info := dialRaw(t, s.addr).Do("INFO", "persistence")
 	s.stop()
 	if !strings.Contains(info, "aof_enabled:1") {
 		t.Fatalf("INFO persistence:\n%s", info)
 	}
-	r, _ := startPersistent(t, path, aof.FsyncAlways)
-	after := keyspace(t, r.addr)
+	after := keyspace(t, s.restart(t).addr)
 	if len(before) == 0 || len(after) != len(before) {
 		t.Fatalf("%d keys after replay, %d before", len(after), len(before))
 	}
@@ -196,33 +109,20 @@ func TestAOFReplayMatchesMemory(t *testing.T) {
 	t.Logf("%d keys; %s", len(before), strings.Fields(info[strings.Index(info, "aof_rewrites:"):])[0])
 }
 
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:40] + "…" + s[len(s)-40:]
-	}
-	return s
-}
-
 // TestAOFReadersSeeOnlyDurableValues: under appendfsync always, one
 // connection pipelines SETs of ever new values while another reads the key
 // over and over: every value a GET returns was already written and synced
 // when the reply arrived, as with Redis, which syncs before it writes any
 // reply.
 func TestAOFReadersSeeOnlyDurableValues(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, w := startPersistent(t, path, aof.FsyncAlways)
+	s := startAOF(t, aof.FsyncAlways)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	w := dialRaw(t, s.addr)
+	nc, rd := w.C, w.Rd
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		nc, err := net.Dial("tcp", s.addr)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer nc.Close()
-		rd := bufio.NewReader(nc)
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -252,9 +152,9 @@ func TestAOFReadersSeeOnlyDurableValues(t *testing.T) {
 		if !strings.HasPrefix(reply, "$") || reply == "$-1\r\n" {
 			continue
 		}
-		durable := w.Durable() // the file started empty: offsets are file offsets
+		durable := s.w.Durable() // the file started empty: offsets are file offsets
 		val := reply[strings.Index(reply, "\r\n")+2 : len(reply)-2]
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(s.path)
 		if err != nil {
 			t.Fatal(err)
 		}

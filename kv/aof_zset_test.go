@@ -2,9 +2,7 @@ package kv_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,79 +26,41 @@ func zsetKeyspace(t *testing.T, addr string, keys []string) map[string]string {
 // expire between writes, and rewrites in between; a server that loads the
 // file has the same sets, scores byte for byte.
 func TestAOFZSetReplay(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, w := startPersistent(t, path, aof.FsyncEverySec)
+	s := startAOF(t, aof.FsyncEverySec)
 	keys := []string{"z0", "z1", "z2", "u", "i", "d", "r", "exp", "exp2", "dst", "big"}
-	var wg sync.WaitGroup
-	for conn := 0; conn < 4; conn++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := dialRaw(t, s.addr)
-			for i := 0; i < 150; i++ {
-				z := fmt.Sprintf("z%d", (conn+i)%3)
-				cmds := [][]string{
-					{"ZADD", z, fmt.Sprintf("%d.1", i), fmt.Sprintf("m%d", i%40), "1e-320", "tiny", "123456789012345678", "huge"},
-					{"ZINCRBY", z, "0.1", "acc"},
-					{"ZADD", z, "INCR", "1e-17", "acc"},
-					{"ZREM", z, fmt.Sprintf("m%d", (i+7)%40)},
-					{"ZPOPMIN", z},
-					{"ZUNIONSTORE", "u", "3", "z0", "z1", "z2", "WEIGHTS", "0.3", "0.7", "1.1"},
-					{"ZINTERSTORE", "i", "2", "z0", "z1", "AGGREGATE", "MAX"},
-					{"ZDIFFSTORE", "d", "2", "z1", "z2"},
-					{"ZRANGESTORE", "r", z, "(0", "+inf", "BYSCORE", "LIMIT", "1", "5"},
-					{"ZMPOP", "2", "nosuch", z, "MAX", "COUNT", "2"},
-					{"ZREMRANGEBYSCORE", z, "(100", "+inf"},
-					{"ZADD", "big", fmt.Sprint(float64(conn*1000+i) / 7), fmt.Sprintf("b%d-%d", conn, i)},
-				}
-				for _, cmd := range cmds {
-					if r := c.Do(cmd...); strings.HasPrefix(r, "-") {
-						t.Errorf("%q: %q", cmd, r)
-						return
-					}
-				}
-				if i%50 == 0 {
-					c.Do("BGREWRITEAOF")
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	writeConcurrently(t, s.addr, 4, 150, func(conn, i int) [][]string {
+		z := fmt.Sprintf("z%d", (conn+i)%3)
+		return [][]string{
+			{"ZADD", z, fmt.Sprintf("%d.1", i), fmt.Sprintf("m%d", i%40), "1e-320", "tiny", "123456789012345678", "huge"},
+			{"ZINCRBY", z, "0.1", "acc"},
+			{"ZADD", z, "INCR", "1e-17", "acc"},
+			{"ZREM", z, fmt.Sprintf("m%d", (i+7)%40)},
+			{"ZPOPMIN", z},
+			{"ZUNIONSTORE", "u", "3", "z0", "z1", "z2", "WEIGHTS", "0.3", "0.7", "1.1"},
+			{"ZINTERSTORE", "i", "2", "z0", "z1", "AGGREGATE", "MAX"},
+			{"ZDIFFSTORE", "d", "2", "z1", "z2"},
+			{"ZRANGESTORE", "r", z, "(0", "+inf", "BYSCORE", "LIMIT", "1", "5"},
+			{"ZMPOP", "2", "nosuch", z, "MAX", "COUNT", "2"},
+			{"ZREMRANGEBYSCORE", z, "(100", "+inf"},
+			{"ZADD", "big", fmt.Sprint(float64(conn*1000+i) / 7), fmt.Sprintf("b%d-%d", conn, i)},
+		}
+	})
 
 	// A last rewrite, waited for, so the file starts with the rewritten sets
 	// and the expiries below are in its tail.
 	c := dialRaw(t, s.addr)
-	for c.Do("BGREWRITEAOF")[0] == '-' {
-		time.Sleep(5 * time.Millisecond)
-	}
-	for w.RewriteStats().InProgress {
-		time.Sleep(5 * time.Millisecond)
-	}
+	s.rewriteAndWait(c)
 	// Writes after an expiry: the replay must not add to the expired set.
-	for _, cmd := range [][]string{
+	doAll(t, c, [][]string{
 		{"ZADD", "exp", "1", "old"}, {"PEXPIRE", "exp", "30"}, {"ZADD", "exp2", "1", "old2"}, {"PEXPIRE", "exp2", "30"},
-	} {
-		c.Do(cmd...)
-	}
+	})
 	time.Sleep(80 * time.Millisecond)
-	for _, cmd := range [][]string{
+	doAll(t, c, [][]string{
 		{"ZADD", "exp", "2", "new"}, {"ZUNIONSTORE", "dst", "2", "exp2", "z0"},
-	} {
-		if r := c.Do(cmd...); strings.HasPrefix(r, "-") {
-			t.Fatalf("%q: %q", cmd, r)
-		}
-	}
+	})
 	c.Do("ZADD", "big", "0.30000000000000004", "after-rewrite")
 
-	before := zsetKeyspace(t, s.addr, keys)
-	s.stop()
-	r, _ := startPersistent(t, path, aof.FsyncEverySec)
-	after := zsetKeyspace(t, r.addr, keys)
-	for _, k := range keys {
-		if after[k] != before[k] {
-			t.Errorf("%s after replay:\n%q\nbefore:\n%q", k, clip(after[k]), clip(before[k]))
-		}
-	}
+	before := checkReplay(t, s, keys, zsetKeyspace)
 	if !strings.Contains(before["exp"], "new") || strings.Contains(before["exp"], "old") {
 		t.Errorf("exp before the restart: %q", before["exp"])
 	}

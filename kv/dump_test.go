@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -272,8 +271,7 @@ func TestRestoreWithGoRedis(t *testing.T) {
 // REPLACE, and one whose TTL has passed with REPLACE, a DEL) replay to
 // the same keyspace.
 func TestRestoreIsLoggedInTheAOF(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, _ := startPersistent(t, path, aof.FsyncAlways)
+	s := startAOF(t, aof.FsyncAlways)
 	c := dialRaw(t, s.addr)
 	str := payload(rdb.Value{Kind: rdb.KindString, Str: []byte("v1")})
 	hash := payload(rdb.Value{Kind: rdb.KindHash, Items: [][]byte{[]byte("f"), []byte("v")}})
@@ -293,9 +291,7 @@ func TestRestoreIsLoggedInTheAOF(t *testing.T) {
 	for _, k := range []string{"a", "b", "c", "gone"} {
 		want[k] = c.Do("DUMP", k) + c.Do("PEXPIRETIME", k)
 	}
-	s.stop()
-	s2, _ := startPersistent(t, path, aof.FsyncAlways)
-	c2 := dialRaw(t, s2.addr)
+	c2 := dialRaw(t, s.restart(t).addr)
 	for k, w := range want {
 		if got := c2.Do("DUMP", k) + c2.Do("PEXPIRETIME", k); got != w {
 			t.Errorf("%s after replay: %q, before %q", k, got, w)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/crc64"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -219,8 +217,7 @@ func TestFunctionRestoreRefusesBadPayloads(t *testing.T) {
 // restart from the rewritten file has them too, with the data the
 // functions wrote.
 func TestFunctionsSurviveRestartAndRewrite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, _ := startPersistent(t, path, aof.FsyncAlways)
+	s := startAOF(t, aof.FsyncAlways)
 	c := dialRaw(t, s.addr)
 	lib := func(name, fn, ret string) string {
 		return "#!lua name=" + name + "\nredis.register_function('" + fn + "', function(keys, args) redis.call('SET', keys[1], '" + ret + "') return '" + ret + "' end)"
@@ -246,13 +243,8 @@ func TestFunctionsSurviveRestartAndRewrite(t *testing.T) {
 		t.Fatalf("FUNCTION RESTORE FLUSH: %q", got)
 	}
 	wantList := c.Do("FUNCTION", "LIST", "WITHCODE")
-	s.stop()
 
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := string(data)
+	log := s.stopAndReadLog(t)
 	for _, want := range []string{"$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n", "$8\r\nFUNCTION\r\n$5\r\nFLUSH\r\n", "$6\r\nDELETE\r\n$7\r\ndropped\r\n", "$7\r\nRESTORE\r\n"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the AOF lacks %q", want)
@@ -262,7 +254,7 @@ func TestFunctionsSurviveRestartAndRewrite(t *testing.T) {
 		t.Errorf("the AOF has FCALL, or not the SET it did:\n%q", log)
 	}
 
-	r, _ := startPersistent(t, path, aof.FsyncAlways)
+	r := s.restart(t)
 	rc := dialRaw(t, r.addr)
 	if got := rc.Do("FUNCTION", "LIST", "WITHCODE"); got != wantList {
 		t.Fatalf("after a restart FUNCTION LIST = %q, want %q", got, wantList)
@@ -282,17 +274,11 @@ func TestFunctionsSurviveRestartAndRewrite(t *testing.T) {
 	}
 	rc.Do("FUNCTION", "LOAD", lib("after", "after_f", "a"))
 	wantList = rc.Do("FUNCTION", "LIST", "WITHCODE")
-	r.stop()
-	data, err = os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log = string(data)
+	log = r.stopAndReadLog(t)
 	if n := strings.Count(log, "$8\r\nFUNCTION\r\n"); n != 2 || strings.Contains(log, "FLUSH") || strings.Contains(log, "dropped") {
 		t.Errorf("the rewritten AOF has %d FUNCTION records (want a LOAD for keep, one for after) or old ones:\n%q", n, log)
 	}
-	r2, _ := startPersistent(t, path, aof.FsyncAlways)
-	rc2 := dialRaw(t, r2.addr)
+	rc2 := dialRaw(t, r.restart(t).addr)
 	if got := rc2.Do("FUNCTION", "LIST", "WITHCODE"); got != wantList {
 		t.Fatalf("after the rewrite and a restart FUNCTION LIST = %q, want %q", got, wantList)
 	}

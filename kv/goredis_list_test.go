@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -380,8 +378,7 @@ func TestBlockingRacingPushesLoseNothing(t *testing.T) {
 // TestBlockingPopIsLoggedAsItsEffect: a BLPOP served by a push is logged as
 // the LPOP it amounts to, and the file replays to the same list.
 func TestBlockingPopIsLoggedAsItsEffect(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	srv, _ := startPersistent(t, path, aof.FsyncAlways)
+	srv := startAOF(t, aof.FsyncAlways)
 	ctx := context.Background()
 	waiter := oneConn(t, srv.addr, 2)
 	pusher := oneConn(t, srv.addr, 2)
@@ -396,12 +393,7 @@ func TestBlockingPopIsLoggedAsItsEffect(t *testing.T) {
 	if _, got, err := pusher.BLMPop(ctx, 0, "right", 2, "l").Result(); err != nil || len(got) != 2 {
 		t.Fatalf("BLMPOP: %v %v", got, err)
 	}
-	srv.stop()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := string(data)
+	log := srv.stopAndReadLog(t)
 	for _, want := range []string{"*2\r\n$4\r\nLPOP\r\n$1\r\nk\r\n", "*3\r\n$4\r\nRPOP\r\n$1\r\nl\r\n$1\r\n2\r\n"} {
 		if !strings.Contains(log, want) {
 			t.Fatalf("the log lacks %q:\n%q", want, log)
@@ -410,8 +402,7 @@ func TestBlockingPopIsLoggedAsItsEffect(t *testing.T) {
 	if strings.Contains(strings.ToUpper(log), "BLPOP") || strings.Contains(strings.ToUpper(log), "BLMPOP") {
 		t.Fatalf("a blocking command was logged as itself:\n%q", log)
 	}
-	again, _ := startPersistent(t, path, aof.FsyncAlways)
-	rdb := oneConn(t, again.addr, 2)
+	rdb := oneConn(t, srv.restart(t).addr, 2)
 	if got := rdb.LRange(ctx, "k", 0, -1).Val(); strings.Join(got, ",") != "b" {
 		t.Fatalf("replayed k: %v", got)
 	}
@@ -423,8 +414,7 @@ func TestBlockingPopIsLoggedAsItsEffect(t *testing.T) {
 // TestListSurvivesAOFRewrite: a rewritten file rebuilds a long list
 // (RPUSH in batches) with its TTL.
 func TestListSurvivesAOFRewrite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	srv, w := startPersistent(t, path, aof.FsyncEverySec)
+	srv := startAOF(t, aof.FsyncEverySec)
 	ctx := context.Background()
 	rdb := oneConn(t, srv.addr, 2)
 	var want []string
@@ -439,15 +429,13 @@ func TestListSurvivesAOFRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for w.RewriteStats().InProgress || w.RewriteStats().Count == 0 {
+	for srv.w.RewriteStats().InProgress || srv.w.RewriteStats().Count == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the rewrite did not finish")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	srv.stop()
-	again, _ := startPersistent(t, path, aof.FsyncEverySec)
-	rdb2 := oneConn(t, again.addr, 2)
+	rdb2 := oneConn(t, srv.restart(t).addr, 2)
 	if got := rdb2.LRange(ctx, "long", 0, -1).Val(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("replayed list differs: %d elements", len(got))
 	}

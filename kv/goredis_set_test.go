@@ -2,7 +2,6 @@ package kv_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -102,8 +101,7 @@ func TestGoRedisSets(t *testing.T) {
 // SREM of what it popped (DEL when it took everything): a replay rebuilds
 // exactly the set that was left.
 func TestSPopIsLoggedAsItsEffect(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	srv, _ := startPersistent(t, path, aof.FsyncAlways)
+	srv := startAOF(t, aof.FsyncAlways)
 	ctx := context.Background()
 	rdb := oneConn(t, srv.addr, 2)
 	var all []any
@@ -117,9 +115,7 @@ func TestSPopIsLoggedAsItsEffect(t *testing.T) {
 	rdb.SPopN(ctx, "w", 5) // the whole set: DEL
 	left := rdb.SMembers(ctx, "s").Val()
 	slices.Sort(left)
-	srv.stop()
-	again, _ := startPersistent(t, path, aof.FsyncAlways)
-	rdb2 := oneConn(t, again.addr, 2)
+	rdb2 := oneConn(t, srv.restart(t).addr, 2)
 	got := rdb2.SMembers(ctx, "s").Val()
 	slices.Sort(got)
 	if len(left) != 349 || !slices.Equal(got, left) {

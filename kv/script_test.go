@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,8 +200,7 @@ return first`
 // only read, the writes before an error kept; and a replay rebuilds the
 // keyspace of every database.
 func TestAOFLogsScriptEffects(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	s, _ := startPersistent(t, path, aof.FsyncAlways)
+	s := startAOF(t, aof.FsyncAlways)
 	c := dialRaw(t, s.addr)
 	for _, step := range []struct{ args, want string }{
 		{"EVAL|redis.call('SET','a','1') redis.call('INCR','a') redis.call('RPUSH','l','x','y') return 1|0", ":1\r\n"},
@@ -224,12 +221,7 @@ func TestAOFLogsScriptEffects(t *testing.T) {
 		}
 	}
 	before := keyspace(t, s.addr)
-	s.stop()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := strings.ReplaceAll(string(data), "\r\n", " ")
+	log := strings.ReplaceAll(s.stopAndReadLog(t), "\r\n", " ")
 	for _, want := range []string{
 		"*1 $5 MULTI *3 $3 SET $1 a $1 1 *2 $4 INCR $1 a *4 $5 RPUSH $1 l $1 x $1 y *1 $4 EXEC ",
 		"*1 $5 MULTI *3 $3 SET $1 b $1 v *1 $4 EXEC ",
@@ -247,11 +239,8 @@ func TestAOFLogsScriptEffects(t *testing.T) {
 	if n, m := strings.Count(log, "MULTI"), strings.Count(log, "EXEC"); n != 6 || m != 6 {
 		t.Errorf("the log has %d MULTI and %d EXEC, want 6 of each:\n%s", n, m, log)
 	}
-	r, _ := startPersistent(t, path, aof.FsyncAlways)
-	after := keyspace(t, r.addr)
-	if fmt.Sprint(after) != fmt.Sprint(before) || len(after) != 7 {
-		t.Errorf("after replay %v, before %v", after, before)
-	}
+	r := s.restart(t)
+	checkKeyspace(t, r.addr, before, 7)
 	rc := dialRaw(t, r.addr)
 	rc.Do("SELECT", "1")
 	if got := rc.Do("GET", "d"); got != "$6\r\nin db1\r\n" {

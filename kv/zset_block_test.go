@@ -2,8 +2,6 @@ package kv_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,8 +89,7 @@ func TestBlockingZPopAcrossLoops(t *testing.T) {
 // TestBlockingZPopIsLoggedAsItsEffect: a served BZPOPMIN is written to the
 // append-only file as the ZPOPMIN it did, so a restart has the same set.
 func TestBlockingZPopIsLoggedAsItsEffect(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "appendonly.aof")
-	srv, _ := startPersistent(t, path, aof.FsyncAlways)
+	srv := startAOF(t, aof.FsyncAlways)
 	ctx := context.Background()
 	waiter := oneConn(t, srv.addr, 2)
 	writer := oneConn(t, srv.addr, 2)
@@ -106,12 +103,7 @@ func TestBlockingZPopIsLoggedAsItsEffect(t *testing.T) {
 	if got := writer.BZPopMax(ctx, time.Second, "q").Val(); got == nil || got.Member != "e" {
 		t.Fatalf("BZPOPMAX at once got %+v", got)
 	}
-	srv.stop()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := string(data)
+	log := srv.stopAndReadLog(t)
 	for _, want := range []string{"*2\r\n$7\r\nZPOPMIN\r\n$1\r\nq\r\n", "*2\r\n$7\r\nZPOPMAX\r\n$1\r\nq\r\n"} {
 		if !strings.Contains(log, want) {
 			t.Fatalf("the log lacks %q:\n%q", want, log)
@@ -120,8 +112,7 @@ func TestBlockingZPopIsLoggedAsItsEffect(t *testing.T) {
 	if strings.Contains(strings.ToUpper(log), "BZPOP") {
 		t.Fatalf("a blocking command was logged as itself:\n%q", log)
 	}
-	again, _ := startPersistent(t, path, aof.FsyncAlways)
-	rdb := oneConn(t, again.addr, 2)
+	rdb := oneConn(t, srv.restart(t).addr, 2)
 	if got := rdb.ZRange(ctx, "q", 0, -1).Val(); strings.Join(got, ",") != "c" {
 		t.Fatalf("replayed q: %v", got)
 	}
