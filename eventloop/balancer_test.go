@@ -150,7 +150,7 @@ func (spinHandler) OnTraffic(c *Conn, in []byte) int {
 			}
 			c.WriteString("ok\n")
 		case "where":
-			c.WriteString(strconv.Itoa(c.loop.idx) + "\n")
+			c.WriteString(strconv.Itoa(c.eng.(*loop).idx) + "\n")
 		}
 		consumed += i + 1
 	}

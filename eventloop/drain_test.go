@@ -122,8 +122,8 @@ func shutdownWithDeepPipelines(t *testing.T, clients, each int) {
 	var releases []func()
 	stalled := map[*loop]bool{}
 	for _, c := range conns {
-		if !stalled[c.loop] {
-			stalled[c.loop] = true
+		if !stalled[c.eng.(*loop)] {
+			stalled[c.eng.(*loop)] = true
 			releases = append(releases, stallLoop(t, c))
 		}
 	}

@@ -102,7 +102,7 @@ func TestRepliesOfOneReadGoOutInOneWrite(t *testing.T) {
 		t.Fatal("replies damaged")
 	}
 	writes := make(chan int)
-	c.Execute(func(c *Conn) { writes <- c.loop.writeCalls })
+	c.Execute(func(c *Conn) { writes <- c.eng.(*loop).writeCalls })
 	if n := <-writes; n > 10 {
 		t.Fatalf("%d write calls for 1000 pipelined replies", n)
 	}

@@ -2,6 +2,7 @@ package eventloop
 
 import (
 	"context"
+	"net"
 
 	"github.com/shoalkv/shoal/eventloop/engine"
 )
@@ -30,22 +31,50 @@ func (h host) Server() any  { return h.s }
 func (h host) Handler() any { return h.s.listeners[0].handler }
 
 func (h host) NewConn(b engine.Conn) any {
-	return &Conn{fd: b.Fd(), ln: h.s.listeners[0], ctx: &extConn{Conn: b}}
+	return &Conn{eng: &engineConn{b}, fd: b.Fd(), ln: h.s.listeners[0]}
 }
 
-// extConn is what Conn.ctx holds for a connection another engine serves
-// (Conn.loop is nil): the engine's connection, which every method of Conn
-// delegates to, and the handler's context. Keeping it in ctx instead of a
-// field of its own keeps Conn, and so every native connection, at 144
-// bytes (a size class), and the native path's test is on c.loop, which it
-// loads anyway.
-type extConn struct {
-	engine.Conn
-	ctx any
+// engineConn is the connEngine (conn.go) of a Conn another engine serves:
+// it hands each call to the engine's connection, which keeps all of the
+// connection's state but the handler's context (Conn.ctx).
+type engineConn struct{ b engine.Conn }
+
+func (e *engineConn) connWrite(_ *Conn, p []byte) (int, error)       { return e.b.Write(p) }
+func (e *engineConn) connWriteString(_ *Conn, s string) (int, error) { return e.b.WriteString(s) }
+func (e *engineConn) connOutputBuffer(*Conn) []byte                  { return e.b.OutputBuffer() }
+func (e *engineConn) connSetOutputBuffer(_ *Conn, b []byte)          { e.b.SetOutputBuffer(b) }
+func (e *engineConn) connOutputFull(*Conn) bool                      { return e.b.OutputFull() }
+func (e *engineConn) connResume(*Conn)                               { e.b.Resume() }
+func (e *engineConn) connOutboundBuffered(*Conn) int                 { return e.b.OutboundBuffered() }
+func (e *engineConn) connInboundBuffered(*Conn) int                  { return e.b.InboundBuffered() }
+func (e *engineConn) connFlush(*Conn) error                          { return e.b.Flush() }
+func (e *engineConn) connClose(*Conn) error                          { return e.b.Close() }
+func (e *engineConn) connAbort(_ *Conn, err error)                   { e.b.Abort(err) }
+func (e *engineConn) connLocalAddr(*Conn) net.Addr                   { return e.b.LocalAddr() }
+func (e *engineConn) connRemoteAddr(*Conn) net.Addr                  { return e.b.RemoteAddr() }
+func (e *engineConn) connAsyncWrite(_ *Conn, p []byte) error         { return e.b.AsyncWrite(p) }
+func (e *engineConn) connOutputBacklog(*Conn) int                    { return e.b.OutputBacklog() }
+func (e *engineConn) connLoopIndex() int                             { return e.b.LoopIndex() }
+
+func (e *engineConn) connExecute(c *Conn, fn func(c *Conn)) error {
+	return e.b.Execute(func() { fn(c) })
 }
 
-// ext returns the engine connection serving c; only when c.loop is nil.
-func (c *Conn) ext() *extConn { return c.ctx.(*extConn) }
+// connReserve does nothing: the engine has no reservations, so
+// ExecuteReserved is Execute (Conn.Reserve says so).
+func (e *engineConn) connReserve(*Conn) error { return nil }
+
+func (e *engineConn) connExecuteReserved(c *Conn, fn func(c *Conn)) error {
+	return e.connExecute(c, fn)
+}
+
+func (e *engineConn) connSetOutputLimit(_ *Conn, l *OutputLimit) {
+	if l == nil {
+		e.b.SetOutputLimit(nil) // an untyped nil, not a nil *OutputLimit
+		return
+	}
+	e.b.SetOutputLimit(l)
+}
 
 func (h host) AddConns(delta int64) int64 { return h.s.numConns.Add(delta) }
 func (h host) AddRejected()               { h.s.rejected.Add(1) }

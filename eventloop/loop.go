@@ -53,8 +53,8 @@ type loop struct {
 	numConns    int
 	running     []task // tasks being run, swapped with tasks
 	dirty       []*Conn
-	lingering   []*Conn // closed for the handler, descriptor still open
-	drainChecks []*Conn // draining conns to read once more (settle)
+	lingering   []lingerer // closed for the handler, descriptor still open
+	drainChecks []*Conn    // draining conns to read once more (settle)
 	spareChecks []*Conn
 	inBufs      bufCache
 	outBufs     bufCache
@@ -208,7 +208,7 @@ func (l *loop) register(fd int, ln *listener) {
 		l.discard(fd)
 		return
 	}
-	c := &Conn{loop: l, ln: ln, fd: fd, lastActive: l.now, flags: flagReading}
+	c := &Conn{eng: l, ln: ln, fd: fd, lastActive: l.now, flags: flagReading}
 	if err := l.poller.add(fd, true, false); err != nil {
 		l.srv.opts.Logger.Error("eventloop: cannot poll new connection", "fd", fd, "err", err)
 		l.discard(fd)
@@ -590,9 +590,15 @@ func (l *loop) linger(c *Conn) bool {
 		}
 	}
 	c.flags = flagLingering
-	c.lingerUntil = l.now + lingerTimeout
-	l.lingering = append(l.lingering, c)
+	l.lingering = append(l.lingering, lingerer{c, l.now + lingerTimeout})
 	return true
+}
+
+// lingerer is a lingering connection and the loop clock at which its
+// lingering close gives up.
+type lingerer struct {
+	c     *Conn
+	until time.Duration
 }
 
 // lingerRead discards what a lingering connection receives and closes it
@@ -626,15 +632,16 @@ func (l *loop) endLinger(c *Conn) {
 // sending more (a peer still sending is left to close first).
 func (l *loop) sweepLingering() {
 	kept := l.lingering[:0]
-	for _, c := range l.lingering {
+	for _, lc := range l.lingering {
+		c := lc.c
 		if c.flags&flagLingering != 0 {
 			quiet := c.flags&flagDiscarded == 0 && socketSettled(c.fd)
-			if quiet || l.now >= c.lingerUntil {
+			if quiet || l.now >= lc.until {
 				l.endLinger(c)
 			}
 		}
 		if c.flags&flagLingering != 0 {
-			kept = append(kept, c)
+			kept = append(kept, lc)
 		}
 	}
 	clear(l.lingering[len(kept):])

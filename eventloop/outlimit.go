@@ -39,46 +39,37 @@ func (l *OutputLimit) Limits() (hard, soft int64, softFor time.Duration) {
 
 // SetOutputLimit makes l bound c's unsent output in place of
 // Options.OutputHardLimit; nil restores that. Call it on c's loop.
-func (c *Conn) SetOutputLimit(l *OutputLimit) {
-	if c.loop == nil {
-		if l == nil {
-			c.ext().SetOutputLimit(nil)
-		} else {
-			c.ext().SetOutputLimit(l)
-		}
-		return
-	}
-	c.limit = l
+func (c *Conn) SetOutputLimit(l *OutputLimit) { c.eng.connSetOutputLimit(c, l) }
+
+// OutputBacklog reports the bytes of c's output that wait beyond its
+// write buffer because the peer reads slower than c is written: what
+// Redis's CLIENT LIST calls omem. Any goroutine may call it.
+func (c *Conn) OutputBacklog() int { return c.eng.connOutputBacklog(c) }
+
+func (l *loop) connSetOutputLimit(c *Conn, limit *OutputLimit) {
+	c.limit = limit
 	if b := c.backlog.Load(); b != nil {
 		b.softSince = 0
 	}
 }
 
-// OutputBacklog reports the bytes of c's output that wait beyond its
-// write buffer because the peer reads slower than c is written: what
-// Redis's CLIENT LIST calls omem. Any goroutine may call it.
-func (c *Conn) OutputBacklog() int {
-	if c.loop == nil {
-		return c.ext().OutputBacklog()
-	}
-	return c.backlogLen()
-}
+func (l *loop) connOutputBacklog(c *Conn) int { return c.backlogLen() }
 
 // checkLimits closes c if its unsent output is past its limits. It looks
 // at what is already pending, not at what is about to be added, so that a
 // single reply of any size can be sent: the limit is for peers that do not
 // read, as Redis's client-output-buffer-limit is.
-func (c *Conn) checkLimits() error {
+func (l *loop) checkLimits(c *Conn) error {
 	p := int64(c.pending())
 	if c.limit == nil {
-		if limit := int64(c.loop.srv.opts.OutputHardLimit); p > limit {
-			return c.overLimit(fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, p, limit))
+		if limit := int64(l.srv.opts.OutputHardLimit); p > limit {
+			return l.overLimit(c, fmt.Errorf("%w: %d bytes pending, limit %d", ErrOutputLimit, p, limit))
 		}
 		return nil
 	}
 	hard, soft, softFor := c.limit.Limits()
 	if hard > 0 && p > hard {
-		return c.overLimit(fmt.Errorf("%w: %d bytes pending, hard limit %d", ErrOutputLimit, p, hard))
+		return l.overLimit(c, fmt.Errorf("%w: %d bytes pending, hard limit %d", ErrOutputLimit, p, hard))
 	}
 	if soft == 0 {
 		return nil
@@ -94,18 +85,18 @@ func (c *Conn) checkLimits() error {
 		b = &backlog{}
 		c.backlog.Store(b)
 	}
-	now := c.loop.now + 1 // never 0, which means "below"
+	now := l.now + 1 // never 0, which means "below"
 	if b.softSince == 0 {
 		b.softSince = now
 		return nil
 	}
 	if over := now - b.softSince; over > softFor {
-		return c.overLimit(fmt.Errorf("%w: %d bytes pending, above the soft limit %d for %v (limit %v)", ErrOutputLimit, p, soft, over.Round(time.Millisecond), softFor))
+		return l.overLimit(c, fmt.Errorf("%w: %d bytes pending, above the soft limit %d for %v (limit %v)", ErrOutputLimit, p, soft, over.Round(time.Millisecond), softFor))
 	}
 	return nil
 }
 
-func (c *Conn) overLimit(err error) error {
-	c.loop.abort(c, err)
+func (l *loop) overLimit(c *Conn, err error) error {
+	l.abort(c, err)
 	return c.closeErr
 }

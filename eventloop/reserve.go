@@ -12,11 +12,16 @@ package eventloop
 // On another engine (Options.Engine) Reserve does nothing: ExecuteReserved
 // is then Execute, and a graceful close does not wait for it
 // (eventloop/gnetengine's documentation lists this among its differences).
-func (c *Conn) Reserve() error {
-	if c.loop == nil {
-		return nil
-	}
-	l := c.loop
+func (c *Conn) Reserve() error { return c.eng.connReserve(c) }
+
+// ExecuteReserved is Execute for work announced by Reserve: it queues fn to
+// run on c's loop and settles the reservation. Any goroutine may call it.
+// If c failed meanwhile (it was not closed gracefully), fn does not run.
+func (c *Conn) ExecuteReserved(fn func(c *Conn)) error {
+	return c.eng.connExecuteReserved(c, fn)
+}
+
+func (l *loop) connReserve(c *Conn) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if c.isClosed() {
@@ -26,17 +31,11 @@ func (c *Conn) Reserve() error {
 	return nil
 }
 
-// ExecuteReserved is Execute for work announced by Reserve: it queues fn to
-// run on c's loop and settles the reservation. Any goroutine may call it.
-// If c failed meanwhile (it was not closed gracefully), fn does not run.
-func (c *Conn) ExecuteReserved(fn func(c *Conn)) error {
-	if c.loop == nil {
-		return c.ext().Execute(func() { fn(c) })
-	}
+func (l *loop) connExecuteReserved(c *Conn, fn func(c *Conn)) error {
 	// The reservation's count passes to the task under the loop's lock, so
 	// a close never sees the count without the task nor the task counted
 	// twice.
-	err := c.loop.enqueue(task{kind: taskExecute, c: c, fn: fn, reserved: true})
+	err := l.enqueue(task{kind: taskExecute, c: c, fn: fn, reserved: true})
 	if err != nil {
 		c.queued.Add(-1) // nothing will run; c is closed or its loop stopped
 	}

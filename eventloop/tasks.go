@@ -78,8 +78,8 @@ func (l *loop) runTasks() {
 			t.c.queued.Add(-1)
 			if c := t.c; !c.isClosed() && c.flags&flagAbort == 0 {
 				// Not Write: data accepted before a Close is still sent.
-				if c.checkLimits() == nil {
-					c.appendOutput(t.data.B)
+				if l.checkLimits(c) == nil {
+					l.appendOutput(c, t.data.B)
 				}
 				l.markDirty(c) // also to settle an abort by checkLimits
 			}
@@ -146,8 +146,8 @@ func (l *loop) stop(err error) {
 			l.closeConn(c, err)
 		}
 	}
-	for _, c := range l.lingering {
-		l.endLinger(c)
+	for _, lc := range l.lingering {
+		l.endLinger(lc.c)
 	}
 	l.lingering = nil
 	// Tasks that raced with the stop: release what they hold.
