@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"hash/maphash"
-	"math/bits"
 	"math/rand/v2"
 	"unsafe"
 )
@@ -116,16 +115,10 @@ func (d *bdict) val(id uint32) []byte {
 // find returns the id of key k, or dnil.
 func (d *bdict) find(k []byte) uint32 {
 	h := dictHash(k)
-	mask := uint32(len(d.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := d.slots[i]
-		if s == 0 {
-			return dnil
-		}
-		if e := &d.ents[s-1]; e.hash == h && int(e.klen) == len(k) && bytes.Equal(d.key(s-1), k) {
-			return s - 1
-		}
-	}
+	return findID(d.slots, h, func(id uint32) bool {
+		e := &d.ents[id]
+		return e.hash == h && int(e.klen) == len(k) && bytes.Equal(d.key(id), k)
+	})
 }
 
 // alloc reserves n bytes for an element and returns where.
@@ -149,16 +142,8 @@ func (d *bdict) alloc(n int) (page, off uint32) {
 
 // newPage adds a page of capacity c with its first n bytes in use.
 func (d *bdict) newPage(c, n int) uint32 {
-	p := dpage{buf: make([]byte, n, c), live: n}
 	d.pageBytes += int64(c)
-	if k := len(d.freePages); k > 0 {
-		i := d.freePages[k-1]
-		d.freePages = d.freePages[:k-1]
-		d.pages[i] = p
-		return i
-	}
-	d.pages = append(d.pages, p)
-	return uint32(len(d.pages) - 1)
+	return putFree(&d.pages, &d.freePages, dpage{buf: make([]byte, n, c), live: n})
 }
 
 // release marks an element's n bytes on page as garbage, dropping the page when
@@ -191,15 +176,7 @@ func (d *bdict) store(id uint32, k, v []byte) {
 
 // insert adds key k (absent) with value v and returns its id.
 func (d *bdict) insert(k, v []byte) uint32 {
-	var id uint32
-	if n := len(d.freeIDs); n > 0 {
-		id = d.freeIDs[n-1]
-		d.freeIDs = d.freeIDs[:n-1]
-	} else {
-		id = uint32(len(d.ents))
-		d.ents = append(d.ents, dent{})
-	}
-	d.ents[id] = dent{hash: dictHash(k)}
+	id := putFree(&d.ents, &d.freeIDs, dent{hash: dictHash(k)})
 	d.store(id, k, v)
 	d.n++
 	if d.n*4 > len(d.slots)*3 {
@@ -227,7 +204,7 @@ func (d *bdict) setVal(id uint32, v []byte) {
 
 // remove deletes element id.
 func (d *bdict) remove(id uint32) {
-	d.removeSlot(d.slotOf(id))
+	unslotID(d.slots, id, d)
 	e := d.ents[id]
 	n := int(e.klen + e.vlen)
 	d.liveBytes -= n
@@ -288,18 +265,8 @@ func (d *bdict) maybeCompact() {
 	}
 }
 
-func (d *bdict) slotOf(id uint32) uint32 {
-	return slotOfID(d.slots, id, d.ents[id].hash)
-}
-
 func (d *bdict) place(id uint32) {
 	placeID(d.slots, id, d.ents[id].hash)
-}
-
-// removeSlot empties slot i and shifts back the entries of its probe run that may
-// move closer to their home slot.
-func (d *bdict) removeSlot(i uint32) {
-	unslotAt(d.slots, i, d)
 }
 
 func (d *bdict) resize(n int) {
@@ -353,27 +320,7 @@ func (d *bdict) sample(k int) []uint32 {
 	return out
 }
 
-// scan visits the elements whose home slot is cursor's, then the following home
-// slots in reverse-binary order (as Redis's dictScan, so an element present for the
-// whole iteration is returned at least once however the index resizes in between),
-// until count elements or 10*count slots; it returns the next cursor, 0 at the end.
+// scan visits the elements from cursor on, as scanIDs.
 func (d *bdict) scan(cursor uint64, count int, fn func(id uint32)) uint64 {
-	mask := uint64(len(d.slots) - 1)
-	found, visited := 0, 0
-	for {
-		b := cursor & mask
-		for j := b; d.slots[j] != 0; j = (j + 1) & mask {
-			id := d.slots[j] - 1
-			if uint64(d.ents[id].hash)&mask == b {
-				fn(id)
-				found++
-			}
-		}
-		visited++
-		cursor |= ^mask
-		cursor = bits.Reverse64(bits.Reverse64(cursor) + 1)
-		if cursor == 0 || found >= count || visited >= count*10 {
-			return cursor
-		}
-	}
+	return scanIDs(d.slots, cursor, count, d, fn)
 }

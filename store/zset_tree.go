@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"math/bits"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -121,31 +120,14 @@ func zhash(m []byte) uint32 { return uint32(xxhash.Sum64(m)) }
 // find returns the id of member m, or znil.
 func (t *ztree) find(m []byte) uint32 {
 	h := zhash(m)
-	mask := uint32(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s == 0 {
-			return znil
-		}
-		if e := &t.ents[s-1]; e.hash == h && bytes.Equal(t.arena[e.off:e.off+e.mlen], m) {
-			return s - 1
-		}
-	}
-}
-
-// slotOf returns the slot holding id.
-func (t *ztree) slotOf(id uint32) uint32 {
-	return slotOfID(t.slots, id, t.ents[id].hash)
+	return findID(t.slots, h, func(id uint32) bool {
+		e := &t.ents[id]
+		return e.hash == h && bytes.Equal(t.arena[e.off:e.off+e.mlen], m)
+	})
 }
 
 func (t *ztree) placeSlot(id uint32) {
 	placeID(t.slots, id, t.ents[id].hash)
-}
-
-// removeSlot empties slot i and shifts back the entries of its probe run that may
-// move closer to their home slot, so lookups never need tombstones.
-func (t *ztree) removeSlot(i uint32) {
-	unslotAt(t.slots, i, t)
 }
 
 func (t *ztree) resizeSlots(n int) {
@@ -156,15 +138,7 @@ func (t *ztree) idHash(id uint32) uint32 { return t.ents[id].hash }
 
 // insert adds member m (absent) with score.
 func (t *ztree) insert(m []byte, score float64) {
-	var id uint32
-	if k := len(t.freeIDs); k > 0 {
-		id = t.freeIDs[k-1]
-		t.freeIDs = t.freeIDs[:k-1]
-	} else {
-		id = uint32(len(t.ents))
-		t.ents = append(t.ents, zent{})
-	}
-	t.ents[id] = zent{score: score, off: uint32(len(t.arena)), mlen: uint32(len(m)), hash: zhash(m)}
+	id := putFree(&t.ents, &t.freeIDs, zent{score: score, off: uint32(len(t.arena)), mlen: uint32(len(m)), hash: zhash(m)})
 	t.arena = append(t.arena, m...)
 	if (t.n+1)*4 > len(t.slots)*3 {
 		t.resizeSlots(len(t.slots) * 2)
@@ -177,7 +151,7 @@ func (t *ztree) insert(m []byte, score float64) {
 // remove deletes element id.
 func (t *ztree) remove(id uint32) {
 	t.treeDelete(id)
-	t.removeSlot(t.slotOf(id))
+	unslotID(t.slots, id, t)
 	t.garbage += int(t.ents[id].mlen)
 	t.ents[id] = zent{}
 	t.freeIDs = append(t.freeIDs, id)
@@ -223,26 +197,10 @@ func (t *ztree) first() uint32 {
 }
 
 func (t *ztree) newLeaf() uint32 {
-	if k := len(t.freeLeaves); k > 0 {
-		i := t.freeLeaves[k-1]
-		t.freeLeaves = t.freeLeaves[:k-1]
-		t.leaves[i] = zleaf{prev: znil, next: znil}
-		return i
-	}
-	t.leaves = append(t.leaves, zleaf{prev: znil, next: znil})
-	return uint32(len(t.leaves) - 1)
+	return putFree(&t.leaves, &t.freeLeaves, zleaf{prev: znil, next: znil})
 }
 
-func (t *ztree) newInner() uint32 {
-	if k := len(t.freeInners); k > 0 {
-		i := t.freeInners[k-1]
-		t.freeInners = t.freeInners[:k-1]
-		t.inners[i] = zinner{}
-		return i
-	}
-	t.inners = append(t.inners, zinner{})
-	return uint32(len(t.inners) - 1)
-}
+func (t *ztree) newInner() uint32 { return putFree(&t.inners, &t.freeInners, zinner{}) }
 
 // countOf and maxOf describe the subtree rooted at node, level levels above the leaves.
 func (t *ztree) countOf(node uint32, level int) uint32 {
@@ -269,24 +227,21 @@ func (t *ztree) maxOf(node uint32, level int) uint32 {
 // childFor returns the index of the child of inner node in whose range the key
 // (score, m) falls: the first whose greatest element is >= the key, else the last.
 func (t *ztree) childFor(in *zinner, score float64, m []byte) int {
-	lo, hi := 0, int(in.n)-1
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if t.cmp(in.max[mid], score, m) >= 0 {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
+	return firstID(in.max[:in.n-1], func(id uint32) bool { return t.cmp(id, score, m) >= 0 })
 }
 
 // leafPos returns the first position in leaf l whose element is >= the key.
 func (t *ztree) leafPos(l *zleaf, score float64, m []byte) int {
-	lo, hi := 0, int(l.n)
+	return firstID(l.ids[:l.n], func(id uint32) bool { return t.cmp(id, score, m) >= 0 })
+}
+
+// firstID returns the index of the first of ids for which pred holds, or len(ids);
+// pred must be false for a prefix of ids and true after it.
+func firstID(ids []uint32, pred func(id uint32) bool) int {
+	lo, hi := 0, len(ids)
 	for lo < hi {
-		mid := (lo + hi) / 2
-		if t.cmp(l.ids[mid], score, m) >= 0 {
+		mid := int(uint(lo+hi) >> 1)
+		if pred(ids[mid]) {
 			hi = mid
 		} else {
 			lo = mid + 1
@@ -499,15 +454,7 @@ func (t *ztree) countBefore(pred func(id uint32) bool) int {
 	node := t.root
 	for level := t.height; level > 0; level-- {
 		in := &t.inners[node]
-		lo, hi := 0, int(in.n)
-		for lo < hi {
-			mid := (lo + hi) / 2
-			if pred(in.max[mid]) {
-				hi = mid
-			} else {
-				lo = mid + 1
-			}
-		}
+		lo := firstID(in.max[:in.n], pred)
 		for _, c := range in.cnt[:lo] {
 			r += int(c)
 		}
@@ -517,16 +464,7 @@ func (t *ztree) countBefore(pred func(id uint32) bool) int {
 		node = in.kids[lo]
 	}
 	l := &t.leaves[node]
-	lo, hi := 0, int(l.n)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if pred(l.ids[mid]) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return r + lo
+	return r + firstID(l.ids[:l.n], pred)
 }
 
 // rank returns the 0-based position of element id.
@@ -589,25 +527,7 @@ func (t *ztree) walk(lo, hi int, rev bool, fn func(id uint32) bool) {
 	}
 }
 
-// scan visits the elements whose home bucket is cursor's, and the following buckets in
-// reverse-binary order, until count elements or 10*count buckets; see ZSet.Scan.
+// scan visits the elements from cursor on, as scanIDs; see ZSet.Scan.
 func (t *ztree) scan(cursor uint64, count int, fn func(id uint32)) uint64 {
-	mask := uint64(len(t.slots) - 1)
-	found, buckets := 0, 0
-	for {
-		b := cursor & mask
-		for j := b; t.slots[j] != 0; j = (j + 1) & mask {
-			id := t.slots[j] - 1
-			if uint64(t.ents[id].hash)&mask == b {
-				fn(id)
-				found++
-			}
-		}
-		buckets++
-		cursor |= ^mask
-		cursor = bits.Reverse64(bits.Reverse64(cursor) + 1)
-		if cursor == 0 || found >= count || buckets >= count*10 {
-			return cursor
-		}
-	}
+	return scanIDs(t.slots, cursor, count, t, fn)
 }
