@@ -2,29 +2,13 @@ package slowconsumer
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/shoalkv/shoal/internal/procfs"
 )
 
-// readRSS returns pid's resident set in bytes (VmRSS in /proc/PID/status).
-func readRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/%d/status: VmRSS %q: %w", pid, v, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
-}
+// readRSS returns pid's resident set in bytes.
+func readRSS(pid int) (int64, error) { return procfs.RSS(pid) }
 
 // recvBufferControl returns a net.Dialer.Control that sets SO_RCVBUF before
 // connect, when it still decides the window scale the SYN offers.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/benchmark/internal/proc"
+	"github.com/shoalkv/shoal/internal/procfs"
 )
 
 type config struct {
@@ -120,22 +121,30 @@ func run(c config, out string) error {
 		return err
 	}
 	logf("building ./cmd/shoal")
-	shoalBin, err := buildShoal(root)
+	tmp, err := os.MkdirTemp("", "clientbench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(filepath.Dir(shoalBin))
+	defer os.RemoveAll(tmp)
+	shoalBin := filepath.Join(tmp, "shoal")
+	if err := proc.GoBuild(root, "./cmd/shoal", shoalBin); err != nil {
+		return err
+	}
 	started := time.Now()
 	var cells []cell
 	turn := 0
 	for round := 1; round <= c.Rounds; round++ {
 		for _, sname := range c.Servers {
-			srv, err := startServer(sname, shoalBin)
+			spec, err := serverSpec(sname, shoalBin)
 			if err != nil {
 				return err
 			}
-			if err := fill(srv.addr, c); err != nil {
-				srv.stop()
+			srv, err := proc.Start(spec)
+			if err != nil {
+				return err
+			}
+			if err := fill(srv.Addr, c); err != nil {
+				srv.Stop()
 				return err
 			}
 			for _, op := range c.Ops {
@@ -144,7 +153,7 @@ func run(c config, out string) error {
 						cname := c.Clients[(i+turn)%len(c.Clients)]
 						res, err := measure(c, srv, cname, op, g)
 						if err != nil {
-							srv.stop()
+							srv.Stop()
 							return fmt.Errorf("%s on %s, %s × %d: %w", cname, sname, op, g, err)
 						}
 						res.Round = round
@@ -155,7 +164,7 @@ func run(c config, out string) error {
 					turn++
 				}
 			}
-			srv.stop()
+			srv.Stop()
 		}
 	}
 	return report(out, c, cells, started)
@@ -209,8 +218,8 @@ type worker struct {
 
 // measure runs g goroutines calling op through a new client cname for the
 // warm-up and the measured duration.
-func measure(c config, srv *server, cname, op string, g int) (cell, error) {
-	kc, err := newClient(cname, srv.addr)
+func measure(c config, srv *proc.Server, cname, op string, g int) (cell, error) {
+	kc, err := newClient(cname, srv.Addr)
 	if err != nil {
 		return cell{}, err
 	}
@@ -258,9 +267,9 @@ func measure(c config, srv *server, cname, op string, g int) (cell, error) {
 		}(&workers[i], i*7919)
 	}
 	time.Sleep(c.Warmup)
-	pid := srv.cmd.Process.Pid
+	pid := srv.PID()
 	cpu0, t0 := selfCPU(), time.Now()
-	sticks0, err := proc.CPUTicks(pid)
+	sticks0, err := procfs.CPUTicks(pid)
 	if err != nil {
 		return cell{}, err
 	}
@@ -268,12 +277,12 @@ func measure(c config, srv *server, cname, op string, g int) (cell, error) {
 	time.Sleep(c.Duration)
 	phase.Store(phaseStop)
 	cpu1, t1 := selfCPU(), time.Now()
-	sticks1, err := proc.CPUTicks(pid)
+	sticks1, err := procfs.CPUTicks(pid)
 	if err != nil {
 		return cell{}, err
 	}
 	wg.Wait()
-	res := cell{Server: srv.name, Client: cname, Op: op, Goroutines: g, Seconds: t1.Sub(t0).Seconds()}
+	res := cell{Server: srv.Spec.Name, Client: cname, Op: op, Goroutines: g, Seconds: t1.Sub(t0).Seconds()}
 	var h hist
 	for i := range workers {
 		w := &workers[i]

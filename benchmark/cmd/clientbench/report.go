@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -16,6 +15,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/shoalkv/shoal/benchmark/internal/machine"
 )
 
 type key struct {
@@ -68,7 +69,7 @@ type saved struct {
 }
 
 func report(dir string, c config, cells []cell, started time.Time) error {
-	sv := saved{c, machine(), started, strings.Join(os.Args[1:], " "), cells}
+	sv := saved{c, machine.Describe().String(), started, strings.Join(os.Args[1:], " "), cells}
 	js, err := json.MarshalIndent(sv, "", "  ")
 	if err != nil {
 		return err
@@ -208,29 +209,4 @@ func chart(file string, c config, m map[key]cell, server, op, what string, value
 		p.Legend.Add(cl, line, points)
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
-}
-
-// machine describes the machine in one line.
-func machine() string {
-	model := ""
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "model name"); ok {
-				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	redis := ""
-	if out, err := exec.Command("redis-server", "--version").Output(); err == nil {
-		redis = strings.TrimSpace(string(out))
-		if i := strings.Index(redis, " sha="); i > 0 {
-			redis = redis[:i]
-		}
-	}
-	load := ""
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = "load average " + strings.Join(strings.Fields(string(b))[:3], " ")
-	}
-	return fmt.Sprintf("%d CPUs %s, %s, %s, %s", runtime.NumCPU(), model, runtime.Version(), redis, load)
 }

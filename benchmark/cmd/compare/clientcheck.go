@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoalkv/shoal/benchmark/internal/machine"
 	"github.com/shoalkv/shoal/benchmark/internal/proc"
+	"github.com/shoalkv/shoal/internal/procfs"
 )
 
 // clientCheck measures shoal-load and redis-benchmark as clients of one redis-server on
@@ -20,15 +22,11 @@ import (
 // count and keyspace), alternating them, and writes client_check.md: throughput and each
 // client's own CPU per request.
 func clientCheck(ctx context.Context, o *options, bins *binaries, out string) error {
-	port, err := freePort()
+	srv, err := proc.Start(specs(bins)["redis"])
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(specs(bins)["redis"], port)
-	if err != nil {
-		return err
-	}
-	defer srv.stop()
+	defer srv.Stop()
 	tck := clockTicks()
 	if err := preload(ctx, o, bins, srv, tck); err != nil {
 		return err
@@ -48,18 +46,18 @@ func clientCheck(ctx context.Context, o *options, bins *binaries, out string) er
 			for _, client := range rotate([]string{"shoal-load", "redis-benchmark"}, round) {
 				var cmd *exec.Cmd
 				if client == "shoal-load" {
-					cmd = exec.CommandContext(ctx, bins.load, "-addr", srv.addr, "-c", "50", "-P", pipeline, "-t", "get",
+					cmd = exec.CommandContext(ctx, bins.load, "-addr", srv.Addr, "-c", "50", "-P", pipeline, "-t", "get",
 						"-n", strconv.Itoa(n), "-keyspace", strconv.Itoa(o.keyspace), "-json", "-progress", "0")
 				} else {
-					cmd = exec.CommandContext(ctx, "redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-c", "50",
+					cmd = exec.CommandContext(ctx, "redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port), "-c", "50",
 						"-P", pipeline, "-t", "get", "-n", strconv.Itoa(n), "-r", strconv.Itoa(o.keyspace), "--csv")
 				}
-				t0, _ := proc.CPUTicks(srv.pid())
+				t0, _ := procfs.CPUTicks(srv.PID())
 				outb, err := cmd.Output()
 				if err != nil {
 					return fmt.Errorf("%s: %v", client, err)
 				}
-				t1, _ := proc.CPUTicks(srv.pid())
+				t1, _ := procfs.CPUTicks(srv.PID())
 				rps, err := clientThroughput(client, outb)
 				if err != nil {
 					return err
@@ -73,7 +71,7 @@ func clientCheck(ctx context.Context, o *options, bins *binaries, out string) er
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# shoal-load vs redis-benchmark as clients of redis-server\n\n- Machine: %s.\n", describeMachine())
+	fmt.Fprintf(&b, "# shoal-load vs redis-benchmark as clients of redis-server\n\n- Machine: %s.\n", machine.Describe())
 	fmt.Fprintf(&b, "- Command: `go run ./benchmark/cmd/compare -client-check`; each client sends GETs over 50 connections (200,000 at -P 1, 2,000,000 at -P 16), keyspace %s, the two clients alternating, %d rounds.\n", group(float64(o.keyspace)), len(rows)/4)
 	fmt.Fprintf(&b, "- Client CPU is the whole process's utime+stime (set-up included) per request; redis CPU is redis-server's over the same run.\n\n")
 	fmt.Fprintf(&b, "| client | pipeline | median req/s | median client CPU µs/req | median redis CPU µs/req |\n|---|---:|---:|---:|---:|\n")

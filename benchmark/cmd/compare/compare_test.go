@@ -5,7 +5,6 @@ import (
 	"context"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,30 +12,31 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/benchmark/internal/proc"
+	"github.com/shoalkv/shoal/internal/procfs"
 	"github.com/shoalkv/shoal/internal/redistest"
 )
 
 func TestProcSamplesOfThisProcess(t *testing.T) {
 	pid := os.Getpid()
-	before, err := proc.CPUTicks(pid)
+	before, err := procfs.CPUTicks(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for start := time.Now(); time.Since(start) < 150*time.Millisecond; {
 		runtime.Gosched() // burn CPU so at least a few ticks pass
 	}
-	after, err := proc.CPUTicks(pid)
+	after, err := procfs.CPUTicks(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if after <= before {
 		t.Errorf("CPU ticks %d then %d after 150 ms of work", before, after)
 	}
-	rss, err := proc.RSS(pid)
+	rss, err := procfs.RSS(pid)
 	if err != nil || rss < 1<<20 {
 		t.Errorf("VmRSS %d bytes, %v", rss, err)
 	}
-	if _, err := proc.CPUTicks(1 << 30); err == nil {
+	if _, err := procfs.CPUTicks(1 << 30); err == nil {
 		t.Error("no error for a process that does not exist")
 	}
 }
@@ -156,20 +156,14 @@ func TestRunLoadAgainstRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := filepath.Join(t.TempDir(), "shoal-load")
-	cmd := exec.Command("go", "build", "-o", load, "./cmd/shoal-load")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	if err := proc.GoBuild(root, "./cmd/shoal-load", load); err != nil {
+		t.Fatal(err)
 	}
-	port, err := freePort()
+	srv, err := proc.Start(specs(&binaries{})["redis"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(specs(&binaries{})["redis"], port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.stop()
+	defer srv.Stop()
 	var measuringSeen, doneSeen bool
 	m, err := runLoad(context.Background(), load, srv, []string{"-c", "4", "-P", "16", "-t", "set", "-d", "400ms", "-warmup", "100ms"},
 		clockTicks(), hooks{measuring: func() { measuringSeen = true }, done: func() { doneSeen = true }})

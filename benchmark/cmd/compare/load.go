@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoalkv/shoal/benchmark/internal/proc"
 	"github.com/shoalkv/shoal/internal/loadgen"
+	"github.com/shoalkv/shoal/internal/procfs"
 )
 
 // Marker lines printed by shoal-load on stderr around its measured interval.
@@ -47,10 +48,10 @@ type sample struct {
 func takeSample(serverPid, clientPid int) (sample, error) {
 	s := sample{at: time.Now()}
 	var err error
-	if s.server, err = proc.CPUTicks(serverPid); err != nil {
+	if s.server, err = procfs.CPUTicks(serverPid); err != nil {
 		return s, err
 	}
-	if s.client, err = proc.CPUTicks(clientPid); err != nil {
+	if s.client, err = procfs.CPUTicks(clientPid); err != nil {
 		return s, err
 	}
 	s.machine, err = machineBusyTicks()
@@ -65,8 +66,8 @@ type hooks struct {
 
 // runLoad runs shoal-load against srv and samples srv's CPU time at the measuring and
 // done markers and its RSS at done, while the connections are still open.
-func runLoad(ctx context.Context, loadBin string, srv *serverProc, args []string, tck int64, h hooks) (*measured, error) {
-	args = append([]string{"-addr", srv.addr, "-json", "-progress", "0"}, args...)
+func runLoad(ctx context.Context, loadBin string, srv *proc.Server, args []string, tck int64, h hooks) (*measured, error) {
+	args = append([]string{"-addr", srv.Addr, "-json", "-progress", "0"}, args...)
 	cmd := exec.CommandContext(ctx, loadBin, args...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
@@ -91,15 +92,15 @@ func runLoad(ctx context.Context, loadBin string, srv *serverProc, args []string
 		line := sc.Text()
 		switch line {
 		case markerMeasuring:
-			t0, err = takeSample(srv.pid(), cmd.Process.Pid)
+			t0, err = takeSample(srv.PID(), cmd.Process.Pid)
 			keep(err)
 			if h.measuring != nil {
 				h.measuring()
 			}
 		case markerDone:
-			t1, err = takeSample(srv.pid(), cmd.Process.Pid)
+			t1, err = takeSample(srv.PID(), cmd.Process.Pid)
 			keep(err)
-			rss, err = proc.RSS(srv.pid())
+			rss, err = procfs.RSS(srv.PID())
 			keep(err)
 			if h.done != nil {
 				h.done()

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/shoalkv/shoal/benchmark/internal/proc"
 )
 
 type options struct {
@@ -138,27 +139,15 @@ func build(root string) (*binaries, error) {
 		return nil, err
 	}
 	b := &binaries{dir: dir, load: filepath.Join(dir, "shoal-load"), baseline: filepath.Join(dir, "baseline"), shoal: filepath.Join(dir, "shoal")}
-	goBuild := func(out, pkg string) error {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = root
-		if rest, ok := strings.CutPrefix(pkg, "./benchmark/"); ok { // the benchmark module
-			cmd.Dir, pkg = filepath.Join(root, "benchmark"), "./"+rest
-			cmd.Args[len(cmd.Args)-1] = pkg
-		}
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
-		}
-		return nil
-	}
-	if err := goBuild(b.load, "./cmd/shoal-load"); err != nil {
+	if err := proc.GoBuild(root, "./cmd/shoal-load", b.load); err != nil {
 		return nil, err
 	}
-	if err := goBuild(b.baseline, "./benchmark/cmd/baseline"); err != nil {
+	if err := proc.GoBuild(root, "./benchmark/cmd/baseline", b.baseline); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(root, "cmd", "shoal", "main.go")); err != nil {
 		b.shoalMissing = "./cmd/shoal does not exist yet"
-	} else if err := goBuild(b.shoal, "./cmd/shoal"); err != nil {
+	} else if err := proc.GoBuild(root, "./cmd/shoal", b.shoal); err != nil {
 		b.shoalMissing = "./cmd/shoal does not build: " + firstLine(err.Error())
 	}
 	return b, nil
@@ -169,22 +158,21 @@ func firstLine(s string) string {
 	return s
 }
 
-func specs(b *binaries) map[string]serverSpec {
-	return map[string]serverSpec{
-		"shoal": {"shoal", "shoal (./cmd/shoal, native epoll loops, GOMAXPROCS loops)", func(p int) []string {
-			return []string{b.shoal, "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--loglevel", "warning"}
+func specs(b *binaries) map[string]proc.Spec {
+	return map[string]proc.Spec{
+		"shoal": {Name: "shoal", Desc: "shoal (./cmd/shoal, native epoll loops, GOMAXPROCS loops)", Argv: func(p int) []string {
+			return proc.ShoalArgv(b.shoal, p)
 		}},
-		"shoal-gnet": {"shoal-gnet", "shoal (./cmd/shoal --engine gnet: the same kv handler on gnet v2.10.0, GOMAXPROCS loops)", func(p int) []string {
-			return []string{b.shoal, "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--loglevel", "warning", "--engine", "gnet"}
+		"shoal-gnet": {Name: "shoal-gnet", Desc: "shoal (./cmd/shoal --engine gnet: the same kv handler on gnet v2.10.0, GOMAXPROCS loops)", Argv: func(p int) []string {
+			return proc.ShoalArgv(b.shoal, p, "--engine", "gnet")
 		}},
-		"redis": {"redis", "redis-server 7 (single-threaded, no persistence)", func(p int) []string {
-			return []string{"redis-server", "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--save", "",
-				"--appendonly", "no", "--protected-mode", "no", "--loglevel", "warning"}
+		"redis": {Name: "redis", Desc: "redis-server 7 (single-threaded, no persistence)", Argv: func(p int) []string {
+			return proc.RedisArgv("redis-server", p)
 		}},
-		"gnet": {"gnet", "gnet v2.10.0, one loop per CPU, one Write per OnTraffic (benchmark/baseline)", func(p int) []string {
+		"gnet": {Name: "gnet", Desc: "gnet v2.10.0, one loop per CPU, one Write per OnTraffic (benchmark/baseline)", Argv: func(p int) []string {
 			return []string{b.baseline, "-engine", "gnet", "-addr", fmt.Sprintf("127.0.0.1:%d", p)}
 		}},
-		"net": {"net", "goroutine per connection, bufio flushed when input drains (benchmark/baseline)", func(p int) []string {
+		"net": {Name: "net", Desc: "goroutine per connection, bufio flushed when input drains (benchmark/baseline)", Argv: func(p int) []string {
 			return []string{b.baseline, "-engine", "net", "-addr", fmt.Sprintf("127.0.0.1:%d", p)}
 		}},
 	}

@@ -10,29 +10,27 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/shoalkv/shoal/benchmark/internal/proc"
 )
 
 // profileShoal runs GET c=50 P=16 once more on a fresh shoal and profiles the server over
 // the measured interval. If the binary has a --cpuprofile flag it writes a pprof profile;
 // otherwise perf record samples it (-e cpu-clock works in containers without hardware
 // counters). It returns a sentence for the report naming the files.
-func profileShoal(ctx context.Context, o *options, bins *binaries, spec serverSpec, out string, tck int64) (string, error) {
-	port, err := freePort()
-	if err != nil {
-		return "", err
-	}
+func profileShoal(ctx context.Context, o *options, bins *binaries, spec proc.Spec, out string, tck int64) (string, error) {
 	help, _ := exec.Command(bins.shoal, "-h").CombinedOutput()
-	pprofFile := filepath.Join(out, spec.name+".cpu.pprof")
+	pprofFile := filepath.Join(out, spec.Name+".cpu.pprof")
 	usePprof := strings.Contains(string(help), "cpuprofile")
 	if usePprof {
-		base := spec.argv
-		spec.argv = func(p int) []string { return append(base(p), "--cpuprofile", pprofFile) }
+		base := spec.Argv
+		spec.Argv = func(p int) []string { return append(base(p), "--cpuprofile", pprofFile) }
 	}
-	srv, err := startServer(spec, port)
+	srv, err := proc.Start(spec)
 	if err != nil {
 		return "", err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	if err := preload(ctx, o, bins, srv, tck); err != nil {
 		return "", err
 	}
@@ -41,21 +39,21 @@ func profileShoal(ctx context.Context, o *options, bins *binaries, spec serverSp
 		if _, err := runLoad(ctx, bins.load, srv, args, tck, hooks{}); err != nil {
 			return "", err
 		}
-		srv.stop() // shoal writes the profile on exit
+		srv.Stop() // shoal writes the profile on exit
 		top, _ := exec.Command("go", "tool", "pprof", "-top", "-nodecount=40", bins.shoal, pprofFile).Output()
-		os.WriteFile(filepath.Join(out, spec.name+".cpu.top.txt"), top, 0o644)
-		return spec.name + ".cpu.pprof (go tool pprof) and " + spec.name + ".cpu.top.txt, GET c=50 P=16, whole server lifetime", nil
+		os.WriteFile(filepath.Join(out, spec.Name+".cpu.top.txt"), top, 0o644)
+		return spec.Name + ".cpu.pprof (go tool pprof) and " + spec.Name + ".cpu.top.txt, GET c=50 P=16, whole server lifetime", nil
 	}
 	if _, err := exec.LookPath("perf"); err != nil {
 		return "not profiled: shoal has no --cpuprofile and perf is not installed", nil
 	}
-	data := filepath.Join(os.TempDir(), spec.name+"-compare-perf.data")
+	data := filepath.Join(os.TempDir(), spec.Name+"-compare-perf.data")
 	defer os.Remove(data)
 	var perf *exec.Cmd
 	var perfErr error
 	h := hooks{
 		measuring: func() {
-			perf = exec.Command("perf", "record", "-e", "cpu-clock", "-F", "999", "-g", "-p", strconv.Itoa(srv.pid()), "-o", data)
+			perf = exec.Command("perf", "record", "-e", "cpu-clock", "-F", "999", "-g", "-p", strconv.Itoa(srv.PID()), "-o", data)
 			perf.Stdout, perf.Stderr = nil, nil
 			perfErr = perf.Start()
 		},
@@ -83,8 +81,8 @@ func profileShoal(ctx context.Context, o *options, bins *binaries, spec serverSp
 	if err != nil {
 		return fmt.Sprintf("not profiled: perf report failed: %v", err), nil
 	}
-	if err := os.WriteFile(filepath.Join(out, spec.name+".perf.txt"), report, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, spec.Name+".perf.txt"), report, 0o644); err != nil {
 		return "", err
 	}
-	return spec.name + ".perf.txt (perf record -e cpu-clock -g over the measured interval of GET c=50 P=16; shoal has no --cpuprofile)", nil
+	return spec.Name + ".perf.txt (perf record -e cpu-clock -g over the measured interval of GET c=50 P=16; shoal has no --cpuprofile)", nil
 }

@@ -7,22 +7,24 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/shoalkv/shoal/benchmark/internal/machine"
 )
 
 // results is everything one compare run produced; results.json holds it as is.
 type results struct {
-	Machine      machineInfo `json:"machine"`
-	Options      string      `json:"options"`
-	Notes        []string    `json:"notes,omitempty"`
-	Servers      []string    `json:"servers"`
-	ServerDescs  []string    `json:"server_descriptions"`
-	Workloads    []workload  `json:"workloads"`
-	Rate         float64     `json:"open_loop_rate"`
-	LatencyConns int         `json:"open_loop_conns"`
-	Rounds       int         `json:"rounds"`
-	Elapsed      string      `json:"elapsed"`
-	Profile      string      `json:"profile,omitempty"`
-	Records      []record    `json:"records"`
+	Machine      machine.Info `json:"machine"`
+	Options      string       `json:"options"`
+	Notes        []string     `json:"notes,omitempty"`
+	Servers      []string     `json:"servers"`
+	ServerDescs  []string     `json:"server_descriptions"`
+	Workloads    []workload   `json:"workloads"`
+	Rate         float64      `json:"open_loop_rate"`
+	LatencyConns int          `json:"open_loop_conns"`
+	Rounds       int          `json:"rounds"`
+	Elapsed      string       `json:"elapsed"`
+	Profile      string       `json:"profile,omitempty"`
+	Records      []record     `json:"records"`
 }
 
 // summary is the median of one server's runs of one workload.

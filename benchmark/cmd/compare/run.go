@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoalkv/shoal/benchmark/internal/machine"
 	"github.com/shoalkv/shoal/benchmark/internal/proc"
 )
 
@@ -88,7 +89,7 @@ func compare(ctx context.Context, o *options) error {
 		}
 		names = append(names, s)
 	}
-	machine := describeMachine()
+	host := machine.Describe()
 	tck := clockTicks()
 	started := time.Now()
 	var records []record
@@ -117,12 +118,12 @@ func compare(ctx context.Context, o *options) error {
 		}
 	}
 	res := &results{
-		Machine: machine, Options: optionsLine(o), Notes: notes, Servers: names, Workloads: ws,
+		Machine: host, Options: optionsLine(o), Notes: notes, Servers: names, Workloads: ws,
 		Records: records, Rate: o.rate, LatencyConns: o.latencyConns, Rounds: o.rounds,
 		Elapsed: time.Since(started).Round(time.Second).String(), Profile: profileNote,
 	}
 	for _, n := range names {
-		res.ServerDescs = append(res.ServerDescs, all[n].desc)
+		res.ServerDescs = append(res.ServerDescs, all[n].Desc)
 	}
 	if err := res.write(out); err != nil {
 		return err
@@ -135,19 +136,15 @@ func isAbs(p string) bool { return len(p) > 0 && p[0] == '/' }
 
 // runRound starts every server, loads the keyspace into each, and runs every workload on
 // every server in an order rotated by round and workload, then the open-loop runs.
-func runRound(ctx context.Context, o *options, bins *binaries, all map[string]serverSpec, names []string, ws []workload, round int, tck int64) ([]record, error) {
-	procs := map[string]*serverProc{}
+func runRound(ctx context.Context, o *options, bins *binaries, all map[string]proc.Spec, names []string, ws []workload, round int, tck int64) ([]record, error) {
+	procs := map[string]*proc.Server{}
 	defer func() {
 		for _, p := range procs {
-			p.stop()
+			p.Stop()
 		}
 	}()
 	for _, n := range names {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		p, err := startServer(all[n], port)
+		p, err := proc.Start(all[n])
 		if err != nil {
 			return nil, err
 		}
@@ -196,15 +193,15 @@ func commonArgs(o *options, op string) []string {
 
 // preload SETs the keyspace once (same seed, so the same keys on every server), so GETs
 // hit about as often everywhere.
-func preload(ctx context.Context, o *options, bins *binaries, p *serverProc, tck int64) error {
+func preload(ctx context.Context, o *options, bins *binaries, p *proc.Server, tck int64) error {
 	args := []string{"-t", "set", "-n", strconv.Itoa(2 * o.keyspace), "-c", "50", "-P", "64",
 		"-keyspace", strconv.Itoa(o.keyspace), "-value-size", strconv.Itoa(o.valueSize)}
 	m, err := runLoad(ctx, bins.load, p, args, tck, hooks{})
 	if err != nil {
-		return fmt.Errorf("preload %s: %w", p.spec.name, err)
+		return fmt.Errorf("preload %s: %w", p.Spec.Name, err)
 	}
 	if m.Report.Errors > 0 {
-		return fmt.Errorf("preload %s: %d errors: %v", p.spec.name, m.Report.Errors, m.Report.ErrorsByKind)
+		return fmt.Errorf("preload %s: %d errors: %v", p.Spec.Name, m.Report.Errors, m.Report.ErrorsByKind)
 	}
 	return nil
 }

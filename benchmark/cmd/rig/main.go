@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shoalkv/shoal/benchmark/internal/machine"
 )
 
 type options struct {
@@ -233,7 +235,7 @@ func mainErr(args []string, stdout, stderr io.Writer) (int, error) {
 		rep.Peer = reports[1]
 	}
 	rep.Command = "go run ./benchmark/cmd/rig " + strings.Join(args, " ")
-	rep.Machine = describeMachine()
+	rep.Machine = machine.Describe().String()
 	if err := writeReports(o, rep); err != nil {
 		return 1, err
 	}

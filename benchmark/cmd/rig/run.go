@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/shoalkv/shoal/benchmark/internal/proc"
+
 	"github.com/shoalkv/shoal/benchmark/rig"
 	"github.com/shoalkv/shoal/internal/loadgen"
+	"github.com/shoalkv/shoal/internal/procfs"
 )
 
 // plan is the shape of one rig run, decided before anything starts.
@@ -169,7 +170,7 @@ func pids(ctx context.Context, ids []string) ([]int, error) {
 func sumRSS(pids []int) (int64, error) {
 	var sum int64
 	for _, pid := range pids {
-		v, err := proc.RSS(pid)
+		v, err := procfs.RSS(pid)
 		if err != nil {
 			return 0, err
 		}

@@ -125,23 +125,23 @@ func measure(ctx context.Context, s server, n int, o options, tmp string) row {
 		r.Err = err.Error()
 		return r
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	// Generous: publishing takes seconds even where the server misbehaves.
 	ctx, cancel := context.WithTimeout(ctx, 2*o.settle+4*time.Minute)
 	defer cancel()
 	if o.warmup {
 		if _, err := slowconsumer.Run(ctx, slowconsumer.Options{
-			Addr: srv.addr, PID: srv.pid(), Subscribers: 1, MessageSize: o.size, Settle: o.settle}); err != nil {
+			Addr: srv.Addr, PID: srv.PID(), Subscribers: 1, MessageSize: o.size, Settle: o.settle}); err != nil {
 			r.Err = "warm-up: " + err.Error()
 			return r
 		}
 	}
 	r.Result, err = slowconsumer.Run(ctx, slowconsumer.Options{
-		Addr: srv.addr, PID: srv.pid(), Subscribers: n, MessageSize: o.size, Settle: o.settle})
+		Addr: srv.Addr, PID: srv.PID(), Subscribers: n, MessageSize: o.size, Settle: o.settle})
 	if err != nil {
 		r.Err = err.Error()
 		if errors.Is(err, context.DeadlineExceeded) {
-			r.Err += "; server output: " + tail(srv.log.String(), 300)
+			r.Err += "; server output: " + tail(srv.Log.String(), 300)
 		}
 	}
 	return r

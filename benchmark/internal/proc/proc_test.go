@@ -4,34 +4,35 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/shoalkv/shoal/internal/redistest"
 )
 
-func TestOwnProcess(t *testing.T) {
-	pid := os.Getpid()
-	buf := make([]byte, 8<<20)
-	for i := range buf {
-		buf[i] = byte(i)
-	}
-	rss, err := RSS(pid)
-	if err != nil || rss < int64(len(buf)) {
-		t.Errorf("RSS = %d, %v; want at least the %d bytes just touched", rss, err, len(buf))
-	}
-	x := 0
-	for i := 0; i < 200_000_000; i++ {
-		x += i
-	}
-	_ = x
-	if ticks, err := CPUTicks(pid); err != nil || ticks <= 0 {
-		t.Errorf("CPUTicks = %d, %v; want > 0 after burning CPU", ticks, err)
-	}
-	if _, err := CPUTicks(1 << 30); err == nil {
-		t.Error("CPUTicks of a missing process: no error")
-	}
+func TestModuleRootHoldsShoal(t *testing.T) {
 	root, err := ModuleRoot("proc's test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "cmd", "shoal")); err != nil {
 		t.Errorf("ModuleRoot = %s, which has no cmd/shoal: %v", root, err)
+	}
+}
+
+func TestStartAnswersAndStopEnds(t *testing.T) {
+	redistest.Binary(t, "redis-server")
+	s, err := Start(Spec{Name: "redis", Argv: func(port int) []string {
+		return RedisArgv("redis-server", port, "--dir", t.TempDir())
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WaitPong(s.Addr, 0); err == nil {
+		t.Error("WaitPong with no time left: no error")
+	}
+	s.Stop()
+	s.Stop() // a second Stop must not block
+	if err := WaitPong(s.Addr, 200*time.Millisecond); err == nil {
+		t.Errorf("%s still answers PING after Stop", s.Addr)
 	}
 }
