@@ -181,10 +181,10 @@ func (h *Handler) busyError() string {
 // beginRun publishes a run: a function's name ("" for EVAL), the caller's
 // command line (args, which must stay valid until endRun), and the watch
 // that stops it.
-func (h *Handler) beginRun(function bool, name string, args [][]byte, w *scriptWatch) {
+func (h *Handler) beginRun(function bool, name string, args [][]byte, w *scriptWatch, start time.Time) {
 	b := &h.busy
 	b.mu.Lock()
-	b.running, b.name, b.args, b.start, b.watch = true, name, args, time.Now(), w
+	b.running, b.name, b.args, b.start, b.watch = true, name, args, start, w
 	b.mu.Unlock()
 	b.function.Store(function)
 	b.marks.Store(0)

@@ -40,6 +40,7 @@ type luaVM struct {
 	env     *lua.LTable                 // every script function's environment (also _G)
 	base    *lua.LTable                 // the globals env shows
 	shows   map[*lua.LTable]*lua.LTable // read-only proxies → the table each shows
+	proxies []*lua.LTable               // the keys of shows, for dirty to walk without a map iteration
 	handler *lua.LFunction              // the error handler of a run
 
 	// The functions' state only (function_load.go): the globals a
@@ -98,6 +99,7 @@ func newLuaVM(e *scriptEngine) *luaVM {
 	vm.base.Metatable = vm.metatable(L.NewFunction(luaMissingGlobal), nil)
 	vm.env.Metatable = vm.metatable(vm.base, L.NewFunction(luaReadOnly))
 	vm.shows[vm.env] = vm.base
+	vm.proxies = append(vm.proxies, vm.env)
 	// Functions made at run time (loadstring's chunks, coroutines) take
 	// the state's environment.
 	L.Env = vm.env
@@ -158,6 +160,7 @@ func (vm *luaVM) readOnly(t *lua.LTable) *lua.LTable {
 	p := vm.L.NewTable()
 	p.Metatable = vm.metatable(t, vm.L.NewFunction(luaReadOnly))
 	vm.shows[p] = t
+	vm.proxies = append(vm.proxies, p)
 	return p
 }
 
@@ -176,7 +179,7 @@ func (vm *luaVM) metatable(index, newIndex lua.LValue) *lua.LTable {
 // dirty reports whether a script left anything in a protected table's raw
 // fields (it cannot, but the next script must not see it if it did).
 func (vm *luaVM) dirty() bool {
-	for p := range vm.shows {
+	for _, p := range vm.proxies {
 		if k, _ := p.Next(lua.LNil); k != lua.LNil {
 			return true
 		}

@@ -111,8 +111,9 @@ func (e *scriptEngine) runLua(h *Handler, cl *client, vm *luaVM, s *luaScript, f
 	// Only a client with a connection makes the others wait: the AOF
 	// replay and tests run scripts alone.
 	watched := cl.conn != nil
-	L.SetContext(e.watch.begin(h, watched))
-	h.beginRun(by.function, by.name, by.args, &e.watch)
+	start := time.Now()
+	L.SetContext(e.watch.begin(h, watched, start))
+	h.beginRun(by.function, by.name, by.args, &e.watch, start)
 	broken, err := vm.call(fn, args...)
 	if err == nil {
 		writeLuaReply(cl, L.Get(-1), sc.proto == 3)
@@ -252,14 +253,14 @@ type scriptWatch struct {
 
 // begin starts watching a run of h and returns the context for the VM; a
 // watched run is marked busy once it passes h's busy-reply-threshold.
-func (w *scriptWatch) begin(h *Handler, watched bool) context.Context {
+func (w *scriptWatch) begin(h *Handler, watched bool, start time.Time) context.Context {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ctx == nil || w.ctx.Err() != nil {
 		w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	}
 	w.running, w.h, w.watched, w.busy = true, h, watched, false
-	w.start, w.threshold, w.heapBase = time.Now(), h.busyThreshold(), 0
+	w.start, w.threshold, w.heapBase = start, h.busyThreshold(), 0
 	if w.timer == nil {
 		w.timer = time.AfterFunc(w.next(0), w.check)
 	} else {
