@@ -24,7 +24,12 @@ type kiloReply struct {
 
 const kiloReplySize = 1024
 
-func (h *kiloReply) OnTraffic(c *Conn, in []byte) int {
+func (h *kiloReply) OnTraffic(c *Conn, in []byte) int { return serveKilo(c, in, &h.maxPending) }
+
+// serveKilo is kiloReply's OnTraffic, which the conformance suite's kilo
+// handler shares: it records the most output it saw pending in
+// maxPending.
+func serveKilo(c *Conn, in []byte, maxPending *atomic.Int64) int {
 	consumed := 0
 	for !c.OutputFull() {
 		i := bytes.IndexByte(in[consumed:], '\n')
@@ -46,8 +51,8 @@ func (h *kiloReply) OnTraffic(c *Conn, in []byte) int {
 			out = append(out, '.')
 		}
 		c.SetOutputBuffer(append(out, '\n'))
-		if p := int64(c.OutboundBuffered()); p > h.maxPending.Load() {
-			h.maxPending.Store(p)
+		if p := int64(c.OutboundBuffered()); p > maxPending.Load() {
+			maxPending.Store(p)
 		}
 	}
 	return consumed

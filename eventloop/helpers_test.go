@@ -52,6 +52,21 @@ func (h *lineEcho) closeErrs() []error {
 // startServer starts h on a loopback port and shuts it down with the test.
 func startServer(t testing.TB, h Handler, o Options) *Server {
 	t.Helper()
+	s := newStartedServer(t, h, o)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return s
+}
+
+// newStartedServer starts h on a loopback port (by default) and two loops
+// without arranging its shutdown.
+func newStartedServer(t testing.TB, h Handler, o Options) *Server {
+	t.Helper()
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
@@ -65,19 +80,12 @@ func startServer(t testing.TB, h Handler, o Options) *Server {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
 	return s
 }
 
 func dial(t testing.TB, s *Server) net.Conn {
 	t.Helper()
-	c, err := net.Dial(s.Addr().Network(), s.Addr().String())
+	c, err := net.DialTimeout(s.Addr().Network(), s.Addr().String(), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

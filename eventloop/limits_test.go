@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,47 +132,6 @@ func TestAsyncWriteToPeerThatNeverReads(t *testing.T) {
 		t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
 	}
 	expectEOF(t, client)
-}
-
-func TestAsyncWriteFromManyGoroutines(t *testing.T) {
-	h := &connCatcher{conns: make(chan *Conn, 1)}
-	s := startServer(t, h, Options{})
-	client := dial(t, s)
-	c := <-h.conns
-	const writers, each = 16, 200
-	var wg sync.WaitGroup
-	for g := 0; g < writers; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				msg := fmt.Sprintf("g%02d-%04d-%s\n", g, i, bytes.Repeat([]byte{'p'}, i%50))
-				if err := c.AsyncWrite([]byte(msg)); err != nil {
-					t.Errorf("AsyncWrite: %v", err)
-					return
-				}
-			}
-		}()
-	}
-	next := make([]int, writers)
-	client.SetReadDeadline(time.Now().Add(20 * time.Second))
-	r := newLineReader(client)
-	for n := 0; n < writers*each; n++ {
-		line, err := r.line()
-		if err != nil {
-			t.Fatalf("after %d messages: %v", n, err)
-		}
-		var g, i int
-		var pad string
-		if _, err := fmt.Sscanf(line, "g%02d-%04d-%s", &g, &i, &pad); err != nil && i%50 != 0 {
-			t.Fatalf("damaged message %q", line)
-		}
-		if i != next[g] || len(pad) != i%50 {
-			t.Fatalf("writer %d: got message %d (%q), want %d", g, i, line, next[g])
-		}
-		next[g]++
-	}
-	wg.Wait()
 }
 
 func TestStalledPeerClosedByIdleTimeout(t *testing.T) {

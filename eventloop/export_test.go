@@ -1,0 +1,18 @@
+package eventloop
+
+// The test helpers the conformance suite (package eventloop_test) shares
+// with this package's own tests: one test binary holds both, so one copy
+// serves.
+var (
+	StartServer      = startServer
+	NewStartedServer = newStartedServer
+	Dial             = dial
+	ReadN            = readN
+	WaitFor          = waitFor
+	ServeKilo        = serveKilo
+	KiloRequests     = kiloRequests
+	ReadKiloReplies  = readKiloReplies
+)
+
+// KiloReplySize is the length of each of ServeKilo's replies.
+const KiloReplySize = kiloReplySize
