@@ -12,65 +12,52 @@ import (
 type respProtocol struct{}
 
 func (respProtocol) template(op opKind, valueSize int) requestTemplate {
-	var b []byte
+	args, keyArg := respArgs(op, strings.Repeat("x", valueSize))
+	if args == nil {
+		return requestTemplate{keyAt: -1}
+	}
+	b := resp.AppendArrayHeader(nil, len(args))
 	keyAt := -1
-	key := func(prefix string) {
-		b = resp.AppendBulkString(b, prefix+strings.Repeat("0", keyDigits))
+	for i, arg := range args {
+		if i != keyArg {
+			b = resp.AppendBulkString(b, arg)
+			continue
+		}
+		b = resp.AppendBulkString(b, arg+strings.Repeat("0", keyDigits))
 		keyAt = len(b) - 2 - keyDigits // the digits end just before the bulk's CRLF
 	}
+	return requestTemplate{bytes: b, keyAt: keyAt}
+}
+
+// respArgs is the command op sends, value standing for the value. The argument
+// at keyArg (-1 when none) is a key prefix: each request appends keyDigits
+// digits of its own key to it.
+func respArgs(op opKind, value string) (args []string, keyArg int) {
 	switch op {
 	case opGet:
-		b = resp.AppendArrayHeader(b, 2)
-		b = resp.AppendBulkString(b, "GET")
-		key("key:")
+		return []string{"GET", "key:"}, 1
 	case opSet:
-		b = resp.AppendArrayHeader(b, 3)
-		b = resp.AppendBulkString(b, "SET")
-		key("key:")
-		b = resp.AppendBulk(b, bytes.Repeat([]byte{'x'}, valueSize))
+		return []string{"SET", "key:", value}, 1
 	case opPing:
-		b = resp.AppendArrayHeader(b, 1)
-		b = resp.AppendBulkString(b, "PING")
+		return []string{"PING"}, -1
 	case opIncr:
-		b = resp.AppendArrayHeader(b, 2)
-		b = resp.AppendBulkString(b, "INCR")
-		key("counter:")
+		return []string{"INCR", "counter:"}, 1
 	case opLPush, opRPush:
-		b = resp.AppendArrayHeader(b, 3)
-		b = resp.AppendBulkString(b, strings.ToUpper(op.String()))
-		b = resp.AppendBulkString(b, "mylist")
-		b = resp.AppendBulk(b, bytes.Repeat([]byte{'x'}, valueSize))
+		return []string{strings.ToUpper(op.String()), "mylist", value}, -1
 	case opLPop, opRPop:
-		b = resp.AppendArrayHeader(b, 2)
-		b = resp.AppendBulkString(b, strings.ToUpper(op.String()))
-		b = resp.AppendBulkString(b, "mylist")
+		return []string{strings.ToUpper(op.String()), "mylist"}, -1
 	case opSAdd:
-		b = resp.AppendArrayHeader(b, 3)
-		b = resp.AppendBulkString(b, "SADD")
-		b = resp.AppendBulkString(b, "myset")
-		key("element:")
+		return []string{"SADD", "myset", "element:"}, 2
 	case opSPop:
-		b = resp.AppendArrayHeader(b, 2)
-		b = resp.AppendBulkString(b, "SPOP")
-		b = resp.AppendBulkString(b, "myset")
+		return []string{"SPOP", "myset"}, -1
 	case opHSet:
-		b = resp.AppendArrayHeader(b, 4)
-		b = resp.AppendBulkString(b, "HSET")
-		b = resp.AppendBulkString(b, "myhash")
-		key("element:")
-		b = resp.AppendBulk(b, bytes.Repeat([]byte{'x'}, valueSize))
+		return []string{"HSET", "myhash", "element:", value}, 2
 	case opZAdd:
-		b = resp.AppendArrayHeader(b, 4)
-		b = resp.AppendBulkString(b, "ZADD")
-		b = resp.AppendBulkString(b, "myzset")
-		b = resp.AppendBulkString(b, "0")
-		key("element:")
+		return []string{"ZADD", "myzset", "0", "element:"}, 3
 	case opZPopMin:
-		b = resp.AppendArrayHeader(b, 2)
-		b = resp.AppendBulkString(b, "ZPOPMIN")
-		b = resp.AppendBulkString(b, "myzset")
+		return []string{"ZPOPMIN", "myzset"}, -1
 	}
-	return requestTemplate{bytes: b, keyAt: keyAt}
+	return nil, -1
 }
 
 func (respProtocol) readReply(buf []byte) (int, []byte, error) {

@@ -185,21 +185,10 @@ func TestErrorRepliesAreCountedByKind(t *testing.T) {
 }
 
 func TestIOErrorsAreCounted(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close() // every connection ends before its first reply
-		}
-	}()
-	cfg := testConfig(l.Addr().String())
+	addr := fakeServer(t, func(c net.Conn) {
+		c.Close() // every connection ends before its first reply
+	})
+	cfg := testConfig(addr)
 	cfg.Requests = 100
 	rep := mustRun(t, cfg)
 	if rep.Requests != 0 || rep.Errors != int64(cfg.Conns) {
@@ -224,23 +213,12 @@ func TestDialFailureIsAnError(t *testing.T) {
 }
 
 func TestSourceAddressesAreUsed(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	seen := make(chan string, 8)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			seen <- c.RemoteAddr().(*net.TCPAddr).IP.String()
-			c.Close()
-		}
-	}()
-	cfg := testConfig(l.Addr().String())
+	addr := fakeServer(t, func(c net.Conn) {
+		seen <- c.RemoteAddr().(*net.TCPAddr).IP.String()
+		c.Close()
+	})
+	cfg := testConfig(addr)
 	cfg.Requests = 10
 	cfg.Sources, _ = ParseSources("127.0.0.2,127.0.0.3")
 	mustRun(t, cfg) // the server hangs up; only the source addresses matter here
@@ -256,33 +234,16 @@ func TestSourceAddressesAreUsed(t *testing.T) {
 // When the reader gives up (here on a reply that is not RESP), the open-loop sender must
 // stop too instead of running out the -d schedule.
 func TestOpenLoopStopsWhenReaderFails(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				if _, err := c.Read(buf); err != nil {
-					return
-				}
-				c.Write([]byte("?not resp\r\n"))
-				for { // keep reading so the client's writes never block
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-				}
-			}()
+	addr := fakeServer(t, func(c net.Conn) {
+		defer c.Close()
+		buf := make([]byte, 64<<10)
+		if _, err := c.Read(buf); err != nil {
+			return
 		}
-	}()
-	cfg := testConfig(l.Addr().String())
+		c.Write([]byte("?not resp\r\n"))
+		io.Copy(io.Discard, c) // keep reading so the client's writes never block
+	})
+	cfg := testConfig(addr)
 	cfg.Conns, cfg.Rate, cfg.Duration = 1, 20000, 30*time.Second
 	start := time.Now()
 	rep := mustRun(t, cfg)
@@ -297,24 +258,13 @@ func TestOpenLoopStopsWhenReaderFails(t *testing.T) {
 // A reply with no request behind it is a protocol error, not a reason to spin through the
 // batch ring.
 func TestOpenLoopRejectsUnrequestedReply(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			// Two replies at once: at most the first request (due at once) can be out yet;
-			// the second is 100 ms away.
-			c.Write([]byte("+OK\r\n+OK\r\n"))
-			go io.Copy(io.Discard, c)
-		}
-	}()
-	cfg := testConfig(l.Addr().String())
+	addr := fakeServer(t, func(c net.Conn) {
+		// Two replies at once: at most the first request (due at once) can be out yet;
+		// the second is 100 ms away.
+		c.Write([]byte("+OK\r\n+OK\r\n"))
+		io.Copy(io.Discard, c)
+	})
+	cfg := testConfig(addr)
 	cfg.Conns, cfg.Rate, cfg.Duration = 1, 10, 2*time.Second
 	rep := mustRun(t, cfg)
 	if rep.Errors != 1 || rep.ErrorsByKind["protocol error: a reply arrived for no request"] != 1 {

@@ -46,6 +46,27 @@ func redisDo(t testing.TB, addr string, args ...string) string {
 	}
 }
 
+// fakeServer listens on a loopback port until the test ends and hands every
+// connection to serve, each in a goroutine of its own. It returns the address.
+func fakeServer(t testing.TB, serve func(c net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return l.Addr().String()
+}
+
 // infoField reads one numeric field of INFO from the server.
 func infoField(t testing.TB, addr, section, field string) int64 {
 	t.Helper()

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -68,37 +69,17 @@ func TestSessionOwnKeysCheckedThenLoaded(t *testing.T) {
 // A server that answers the check wrongly: each such connection is dropped and counted,
 // and the load runs on the others.
 func TestSessionCheckDropsWrongAnswers(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 256)
-				if _, err := c.Read(buf); err != nil {
-					return
-				}
-				c.Write([]byte("+PANG\r\n"))
-			}()
+	addr := fakeServer(t, func(c net.Conn) {
+		defer c.Close()
+		buf := make([]byte, 256)
+		if _, err := c.Read(buf); err != nil {
+			return
 		}
-	}()
-	cfg := testConfig(l.Addr().String())
+		c.Write([]byte("+PANG\r\n"))
+	})
+	cfg := testConfig(addr)
 	cfg.Conns, cfg.Requests = 3, 3
-	s, err := NewSession(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Dial(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	s := dialedSession(t, cfg)
 	if bad := s.Verify(context.Background()); bad != 3 {
 		t.Fatalf("%d connections failed the check, want 3", bad)
 	}
@@ -114,33 +95,15 @@ func TestDialSpreadsOverAddrs(t *testing.T) {
 	var addrs []string
 	seen := make(chan int, 16)
 	for k := range 2 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		addrs = append(addrs, l.Addr().String())
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				seen <- k
-				defer c.Close()
-			}
-		}()
+		addrs = append(addrs, fakeServer(t, func(c net.Conn) {
+			defer c.Close()
+			seen <- k
+			io.Copy(io.Discard, c) // open until the session closes it
+		}))
 	}
 	cfg := testConfig("unused:1")
 	cfg.Addrs, cfg.Conns, cfg.Requests = addrs, 6, 6
-	s, err := NewSession(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Dial(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	dialedSession(t, cfg)
 	var per [2]int
 	for range 6 {
 		per[<-seen]++
@@ -148,6 +111,21 @@ func TestDialSpreadsOverAddrs(t *testing.T) {
 	if per != [2]int{3, 3} {
 		t.Errorf("connections per address %v, want [3 3]", per)
 	}
+}
+
+// dialedSession is a Session of cfg with its connections dialed, closed when
+// the test ends.
+func dialedSession(t *testing.T, cfg *Config) *Session {
+	t.Helper()
+	s, err := NewSession(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if err := s.Dial(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func TestOwnKeysBeyondKeyDigitsIsRefused(t *testing.T) {
