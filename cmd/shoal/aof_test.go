@@ -153,6 +153,24 @@ func checkAcked(t *testing.T, addr string, log *ackLog) {
 	}
 }
 
+// killUnderLoad starts shoal persisting into dir with appendfsync always,
+// checks that every write log holds as acknowledged is there, runs meanwhile
+// under a write load of 8 connections pipelining 32 commands each (keys named
+// after round), then kills the server with SIGKILL and waits for the load to
+// end. It returns the killed server.
+func killUnderLoad(t *testing.T, dir, round string, log *ackLog, meanwhile func(p *shoalProc)) *shoalProc {
+	t.Helper()
+	p := startBinary(t, aofArgs(dir, "always")...)
+	checkAcked(t, p.addr(), log)
+	stop := make(chan struct{})
+	wg := writeLoad(p.addr(), 8, 32, round, log, stop)
+	meanwhile(p)
+	p.kill(t)
+	close(stop)
+	wg.Wait()
+	return p
+}
+
 // TestKill9LosesNoAcknowledgedWrite: with appendfsync always, eight
 // connections pipeline SETs and INCRs while the server is killed with
 // SIGKILL; after a restart every acknowledged SET is there and no counter
@@ -162,20 +180,7 @@ func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 	dir := t.TempDir()
 	log := newAckLog()
 	for cycle := 0; cycle < 3; cycle++ {
-		p := startBinary(t, aofArgs(dir, "always")...)
-		if cycle > 0 {
-			checkAcked(t, p.addr(), log)
-		}
-		stop := make(chan struct{})
-		wg := writeLoad(p.addr(), 8, 32, strconv.Itoa(cycle), log, stop)
-		time.Sleep(400 * time.Millisecond)
-		if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		<-p.done
-		p.done <- nil
-		close(stop)
-		wg.Wait()
+		killUnderLoad(t, dir, strconv.Itoa(cycle), log, func(*shoalProc) { time.Sleep(400 * time.Millisecond) })
 		if len(log.sets) == 0 {
 			t.Fatal("no write was acknowledged before the kill")
 		}
@@ -357,15 +362,7 @@ func TestRedisLoadsShoalAOF(t *testing.T) {
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	rdir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(rdir, "appendonly.aof"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := redistest.StartServer(t, "--appendonly", "yes", "--dir", rdir, "--appendfilename", "appendonly.aof")
+	addr := redisLoadingAOF(t, dir)
 	got := snapshot(t, client(t, addr))
 	if len(got) != len(want) {
 		t.Fatalf("redis loaded %d keys, shoal had %d:\nredis %v\nshoal %v", len(got), len(want), got, want)
@@ -384,6 +381,21 @@ func TestRedisLoadsShoalAOF(t *testing.T) {
 			t.Errorf("%s: shoal reloaded %+v, had %+v", k, again[k], w)
 		}
 	}
+}
+
+// redisLoadingAOF starts redis-server on a copy of the appendonly.aof shoal
+// wrote into dir and returns its address.
+func redisLoadingAOF(t *testing.T, dir string) string {
+	t.Helper()
+	rdir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rdir, "appendonly.aof"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return redistest.StartServer(t, "--appendonly", "yes", "--dir", rdir, "--appendfilename", "appendonly.aof")
 }
 
 type keyState struct {
@@ -421,30 +433,19 @@ func TestKill9DuringRewrites(t *testing.T) {
 	dir := t.TempDir()
 	log := newAckLog()
 	for cycle := 0; cycle < 2; cycle++ {
-		p := startBinary(t, aofArgs(dir, "always")...)
-		if cycle > 0 {
-			checkAcked(t, p.addr(), log)
-		}
-		c := client(t, p.addr())
-		stop := make(chan struct{})
-		wg := writeLoad(p.addr(), 8, 32, "rw"+strconv.Itoa(cycle), log, stop)
-		ctx := context.Background()
 		rewrites := int64(0)
-		for i := 0; i < 8; i++ {
-			time.Sleep(50 * time.Millisecond)
-			_ = c.Do(ctx, "BGREWRITEAOF").Err() // "already in progress" is fine
-			info, _ := c.Info(ctx, "persistence").Result()
-			if _, after, ok := strings.Cut(info, "aof_rewrites:"); ok {
-				rewrites, _ = strconv.ParseInt(strings.Fields(after)[0], 10, 64)
+		p := killUnderLoad(t, dir, "rw"+strconv.Itoa(cycle), log, func(p *shoalProc) {
+			c := client(t, p.addr())
+			ctx := context.Background()
+			for i := 0; i < 8; i++ {
+				time.Sleep(50 * time.Millisecond)
+				_ = c.Do(ctx, "BGREWRITEAOF").Err() // "already in progress" is fine
+				info, _ := c.Info(ctx, "persistence").Result()
+				if _, after, ok := strings.Cut(info, "aof_rewrites:"); ok {
+					rewrites, _ = strconv.ParseInt(strings.Fields(after)[0], 10, 64)
+				}
 			}
-		}
-		if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		<-p.done
-		p.done <- nil
-		close(stop)
-		wg.Wait()
+		})
 		if rewrites == 0 {
 			t.Fatalf("no rewrite completed before the kill; stderr:\n%s", p.stderr.String())
 		}
@@ -576,11 +577,7 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	acked["after"] = true
-	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-p.done
-	p.done <- nil
+	p.kill(t)
 	p2 := startBinary(t, aofArgs(dir, "always")...)
 	c2 := client(t, p2.addr())
 	for k := range acked {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,15 +96,7 @@ func TestDatabasesThroughTheAOF(t *testing.T) {
 	if err := p2.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	rdir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(rdir, "appendonly.aof"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := redistest.StartServer(t, "--appendonly", "yes", "--dir", rdir, "--appendfilename", "appendonly.aof")
+	addr := redisLoadingAOF(t, dir)
 	compareDBs(t, "redis loaded", snapshotDBs(t, addr), want)
 }
 

@@ -127,6 +127,14 @@ func (p *shoalProc) stop(t *testing.T, sig syscall.Signal) error {
 	}
 }
 
+// kill ends the server with SIGKILL, as a crash would, and waits for it to go.
+func (p *shoalProc) kill(t *testing.T) {
+	t.Helper()
+	if err := p.stop(t, syscall.SIGKILL); err == nil {
+		t.Fatal("a killed shoal exited 0")
+	}
+}
+
 func TestReadyLineNamesAddress(t *testing.T) {
 	p := startBinary(t)
 	if err := p.stop(t, syscall.SIGINT); err != nil {
