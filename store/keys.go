@@ -44,58 +44,32 @@ func (s *Store) delLocked(sh *shard, h uint32, key []byte) int {
 // against maxmemory: its entry, its key and value block, and a
 // collection's own memory (MEMORY USAGE); found=false when it is missing.
 func (s *Store) MemoryUsage(key []byte) (n int64, found bool) {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	id, _ := s.lookupRead(sh, uint32(h), key)
-	if id < 0 {
-		return 0, false
-	}
-	e := &sh.entries[id]
-	n = int64(sh.arena.blockBytes(e.ref, e.size())) + entryOverhead
-	if isObject(e.kind()) {
-		n += sh.objectOf(e).Size()
-	}
-	return n, true
+	found = s.peek(key, func(sh *shard, e *entry) {
+		n = int64(sh.arena.blockBytes(e.ref, e.size())) + entryOverhead
+		if isObject(e.kind()) {
+			n += sh.objectOf(e).Size()
+		}
+	})
+	return n, found
 }
 
 // Touch counts how many of keys exist, as Exists, and records an access
 // to each (TOUCH): the LRU clock moves as for a read.
-func (s *Store) Touch(keys [][]byte) int {
-	ml := s.lockKeys(keys, 1, false)
-	n, now := 0, int64(-1)
-	for i, k := range keys {
-		sh := &s.shards[ml.shard[i]]
-		if _, id := sh.find(uint32(ml.hash[i]), k); id >= 0 {
-			e := &sh.entries[id]
-			if e.expireAt() != 0 && now < 0 {
-				now = s.now()
-			}
-			if !e.expired(now) {
-				s.touch(e)
-				n++
-			}
-		}
-	}
-	ml.unlock(s)
-	return n
-}
+func (s *Store) Touch(keys [][]byte) int { return s.countLive(keys, true) }
 
 // Exists counts how many of keys exist; a key named twice counts twice.
-func (s *Store) Exists(keys [][]byte) int {
+func (s *Store) Exists(keys [][]byte) int { return s.countLive(keys, false) }
+
+// countLive counts the keys that exist, touching each when touch is set.
+func (s *Store) countLive(keys [][]byte, touch bool) int {
 	ml := s.lockKeys(keys, 1, false)
 	n, now := 0, int64(-1)
 	for i, k := range keys {
-		sh := &s.shards[ml.shard[i]]
-		if _, id := sh.find(uint32(ml.hash[i]), k); id >= 0 {
-			e := &sh.entries[id]
-			if e.expireAt() != 0 && now < 0 {
-				now = s.now()
+		if e := s.liveIn(&s.shards[ml.shard[i]], uint32(ml.hash[i]), k, &now); e != nil {
+			if touch {
+				s.touch(e)
 			}
-			if !e.expired(now) {
-				n++
-			}
+			n++
 		}
 	}
 	ml.unlock(s)
@@ -104,15 +78,9 @@ func (s *Store) Exists(keys [][]byte) int {
 
 // Type returns the type name of key: "none" when missing, "string", ...
 func (s *Store) Type(key []byte) string {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	id, _ := s.lookupRead(sh, uint32(h), key)
-	if id < 0 {
-		return "none"
-	}
-	return kindName(sh.entries[id].kind())
+	name := "none"
+	s.peek(key, func(_ *shard, e *entry) { name = kindName(e.kind()) })
+	return name
 }
 
 var kindNames = [...]string{kindFree: "none", kindString: "string", kindList: "list",
@@ -287,18 +255,11 @@ func (s *Store) MGet(keys [][]byte, visit func(i int, val []byte, found bool)) {
 	now := int64(-1)
 	for i, k := range keys {
 		sh := &s.shards[ml.shard[i]]
-		_, id := sh.find(uint32(ml.hash[i]), k)
-		if id >= 0 {
-			e := &sh.entries[id]
-			if e.expireAt() != 0 && now < 0 {
-				now = s.now()
-			}
-			if !e.expired(now) && e.kind() == kindString {
-				s.touch(e)
-				sh.hits.Add(1)
-				visit(i, sh.val(e), true)
-				continue
-			}
+		if e := s.liveIn(sh, uint32(ml.hash[i]), k, &now); e != nil && e.kind() == kindString {
+			s.touch(e)
+			sh.hits.Add(1)
+			visit(i, sh.val(e), true)
+			continue
 		}
 		sh.misses.Add(1)
 		visit(i, nil, false)

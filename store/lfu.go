@@ -90,15 +90,10 @@ func (s *Store) touchLFU(e *entry) {
 // the decay due now); found=false when it is missing. It means something
 // only under an LFU policy, and reading it is not an access.
 func (s *Store) Frequency(key []byte) (freq int64, found bool) {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	id, _ := s.lookupRead(sh, uint32(h), key)
-	if id < 0 {
-		return 0, false
-	}
-	return int64(s.lfuDecayed(atomic.LoadUint32(&sh.entries[id].meta) & lruMask)), true
+	found = s.peek(key, func(_ *shard, e *entry) {
+		freq = int64(s.lfuDecayed(atomic.LoadUint32(&e.meta) & lruMask))
+	})
+	return freq, found
 }
 
 // SetSamples sets maxmemory-samples: the keys each eviction weighs per

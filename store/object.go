@@ -101,23 +101,12 @@ func isObject(k uint8) bool { return k != kindFree && k != kindString }
 // kind (fn is not called). fn must not keep o, or memory it returns, past the call,
 // and must not call into the Store.
 func (s *Store) View(key []byte, k Kind, fn func(o Object)) error {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.RLock()
-	id, expired := s.lookupRead(sh, uint32(h), key)
-	if id < 0 {
-		sh.mu.RUnlock()
-		sh.misses.Add(1)
-		if expired {
-			s.reclaim(sh, uint32(h), key)
+	sh, e, err := s.readEntry(key, uint8(k))
+	if e == nil {
+		if err == nil {
+			fn(nil)
 		}
-		fn(nil)
-		return nil
-	}
-	e := &sh.entries[id]
-	if Kind(e.kind()) != k {
-		sh.mu.RUnlock()
-		return ErrWrongType
+		return err
 	}
 	s.touch(e)
 	sh.hits.Add(1)
@@ -332,45 +321,38 @@ func (s *Store) Copy(src, dst []byte, replace bool) (bool, error) {
 // a collection's Encoding, and for a string, as Redis 7.0 does, "int" when it is a
 // 64-bit integer of at most 20 characters, "embstr" up to 44 bytes, "raw" above.
 func (s *Store) Encoding(key []byte) (enc string, found bool) {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	id, _ := s.lookupRead(sh, uint32(h), key)
-	if id < 0 {
-		return "", false
-	}
-	e := &sh.entries[id]
-	if isObject(e.kind()) {
-		return sh.objectOf(e).Encoding(), true
-	}
-	v := sh.val(e)
+	found = s.peek(key, func(sh *shard, e *entry) {
+		if isObject(e.kind()) {
+			enc = sh.objectOf(e).Encoding()
+		} else {
+			enc = stringEncoding(sh.val(e))
+		}
+	})
+	return enc, found
+}
+
+func stringEncoding(v []byte) string {
 	if len(v) <= 20 {
 		if _, ok := ascii.ParseInt(v); ok {
-			return "int", true
+			return "int"
 		}
 	}
 	if len(v) <= 44 {
-		return "embstr", true
+		return "embstr"
 	}
-	return "raw", true
+	return "raw"
 }
 
 // IdleSeconds returns the seconds since key was last accessed, by the LRU clock
 // (OBJECT IDLETIME); found=false when missing. Reading it does not touch the key.
 func (s *Store) IdleSeconds(key []byte) (secs int64, found bool) {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	id, _ := s.lookupRead(sh, uint32(h), key)
-	if id < 0 {
-		return 0, false
-	}
-	c := int64(s.lruClock())
-	last := int64(sh.entries[id].meta & lruMask)
-	if c < last {
-		c += lruMask + 1
-	}
-	return c - last, true
+	found = s.peek(key, func(_ *shard, e *entry) {
+		c := int64(s.lruClock())
+		last := int64(e.meta & lruMask)
+		if c < last {
+			c += lruMask + 1
+		}
+		secs = c - last
+	})
+	return secs, found
 }

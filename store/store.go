@@ -190,6 +190,66 @@ func (s *Store) lookupRead(sh *shard, h uint32, key []byte) (id int, expired boo
 	return id, false
 }
 
+// readEntry read-locks key's shard and finds key there as an entry of kind k. On
+// success it returns the entry with the read lock held for the caller to drop.
+// Otherwise it drops the lock and returns a nil entry: with a nil error when key
+// is missing (a miss is counted, and an expired key reclaimed), with ErrWrongType
+// when key holds another kind.
+func (s *Store) readEntry(key []byte, k uint8) (sh *shard, e *entry, err error) {
+	h := s.hash(key)
+	sh = s.shardOf(h)
+	sh.mu.RLock()
+	id, expired := s.lookupRead(sh, uint32(h), key)
+	if id < 0 {
+		sh.mu.RUnlock()
+		sh.misses.Add(1)
+		if expired {
+			s.reclaim(sh, uint32(h), key)
+		}
+		return sh, nil, nil
+	}
+	e = &sh.entries[id]
+	if e.kind() != k {
+		sh.mu.RUnlock()
+		return sh, nil, ErrWrongType
+	}
+	return sh, e, nil
+}
+
+// peek runs fn on key's entry under its shard's read lock and reports whether key
+// exists. It is no access: nothing is touched or counted as a hit or miss, and an
+// expired key is left to expiry.
+func (s *Store) peek(key []byte, fn func(sh *shard, e *entry)) (found bool) {
+	h := s.hash(key)
+	sh := s.shardOf(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	id, _ := s.lookupRead(sh, uint32(h), key)
+	if id < 0 {
+		return false
+	}
+	fn(sh, &sh.entries[id])
+	return true
+}
+
+// liveIn returns key's entry in sh, whose lock the caller holds, or nil when key is
+// missing or expired. now is the clock for a multi-key command: -1 until the first
+// key with an expiry reads it, so the command reads it at most once.
+func (s *Store) liveIn(sh *shard, h uint32, key []byte, now *int64) *entry {
+	_, id := sh.find(h, key)
+	if id < 0 {
+		return nil
+	}
+	e := &sh.entries[id]
+	if e.expireAt() != 0 && *now < 0 {
+		*now = s.now()
+	}
+	if e.expired(*now) {
+		return nil
+	}
+	return e
+}
+
 // reclaim deletes key if it is (still) expired; used after a read saw it expired.
 func (s *Store) reclaim(sh *shard, h uint32, key []byte) {
 	l := s.lockShard(sh)

@@ -28,22 +28,9 @@ type SetOptions struct {
 // Get appends key's value to dst. found is false for a missing key; err is ErrWrongType
 // for a non-string key.
 func (s *Store) Get(dst, key []byte) (val []byte, found bool, err error) {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.RLock()
-	id, expired := s.lookupRead(sh, uint32(h), key)
-	if id < 0 {
-		sh.mu.RUnlock()
-		sh.misses.Add(1)
-		if expired {
-			s.reclaim(sh, uint32(h), key)
-		}
-		return dst, false, nil
-	}
-	e := &sh.entries[id]
-	if e.kind() != kindString {
-		sh.mu.RUnlock()
-		return dst, false, ErrWrongType
+	sh, e, err := s.readEntry(key, kindString)
+	if e == nil {
+		return dst, false, err
 	}
 	s.touch(e)
 	dst = append(dst, sh.val(e)...)
@@ -174,6 +161,21 @@ func (s *Store) lookupString(sh *shard, h uint32, key []byte) (slot, id int, err
 	return slot, id, nil
 }
 
+// lockString reserves room for a string write adding about n bytes, write-locks
+// key's shard and finds key's string there (id < 0 when missing). On an error
+// nothing stays locked; otherwise the caller unlocks l.
+func (s *Store) lockString(key []byte, n int64) (l shardLock, id int, err error) {
+	if err = s.reserve(n); err != nil {
+		return l, -1, err
+	}
+	l = s.lockKey(key)
+	if _, id, err = s.lookupString(l.sh, l.h, key); err != nil {
+		s.unlock(l)
+		return l, -1, err
+	}
+	return l, id, nil
+}
+
 // putString stores val at key (new or existing string), keeping an existing expiry.
 func (s *Store) putString(sh *shard, h uint32, key []byte, id int, val []byte) error {
 	if id < 0 {
@@ -196,16 +198,12 @@ func (s *Store) putString(sh *shard, h uint32, key []byte, id int, val []byte) e
 // IncrBy adds delta to the integer at key (0 if missing) and returns the result. The
 // expiry is kept.
 func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
-	if err := s.reserve(int64(len(key) + 20)); err != nil {
-		return 0, err
-	}
-	l := s.lockKey(key)
-	defer s.unlock(l)
-	sh, h := l.sh, l.h
-	_, id, err := s.lookupString(sh, h, key)
+	l, id, err := s.lockString(key, int64(len(key)+20))
 	if err != nil {
 		return 0, err
 	}
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
 	var cur int64
 	if id >= 0 {
 		v, ok := ascii.ParseInt(sh.val(&sh.entries[id]))
@@ -249,16 +247,12 @@ func (s *Store) IncrByFloatText(dst, key, incr []byte) ([]byte, error) {
 }
 
 func (s *Store) incrByLongDouble(dst, key []byte, delta *big.Float) ([]byte, error) {
-	if err := s.reserve(int64(len(key) + 40)); err != nil {
-		return dst, err
-	}
-	l := s.lockKey(key)
-	defer s.unlock(l)
-	sh, h := l.sh, l.h
-	_, id, err := s.lookupString(sh, h, key)
+	l, id, err := s.lockString(key, int64(len(key)+40))
 	if err != nil {
 		return dst, err
 	}
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
 	var cur []byte
 	if id >= 0 {
 		cur = sh.val(&sh.entries[id])
@@ -273,16 +267,12 @@ func (s *Store) incrByLongDouble(dst, key []byte, delta *big.Float) ([]byte, err
 
 // Append appends val to the string at key (creating it) and returns the new length.
 func (s *Store) Append(key, val []byte) (int, error) {
-	if err := s.reserve(int64(len(key) + len(val))); err != nil {
-		return 0, err
-	}
-	l := s.lockKey(key)
-	defer s.unlock(l)
-	sh, h := l.sh, l.h
-	_, id, err := s.lookupString(sh, h, key)
+	l, id, err := s.lockString(key, int64(len(key)+len(val)))
 	if err != nil {
 		return 0, err
 	}
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
 	if id < 0 {
 		if len(val) > MaxStringLen {
 			return 0, ErrTooLong
@@ -393,16 +383,12 @@ func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 	if len(val) > 0 && !tooLong {
 		grow = int64(len(val)) + offset
 	}
-	if err := s.reserve(int64(len(key)) + grow); err != nil {
-		return 0, err
-	}
-	l := s.lockKey(key)
-	defer s.unlock(l)
-	sh, h := l.sh, l.h
-	_, id, err := s.lookupString(sh, h, key)
+	l, id, err := s.lockString(key, int64(len(key))+grow)
 	if err != nil {
 		return 0, err
 	}
+	defer s.unlock(l)
+	sh, h := l.sh, l.h
 	if len(val) == 0 {
 		if id < 0 {
 			return 0, nil
