@@ -37,17 +37,11 @@ import (
 
 var _ = registerFamily(family{commands: []*command{
 	{
-		name: "fcall", arity: -3, fn: cmdFCall,
-		flags: "noscript stale skip_monitor no_mandatory_keys movablekeys", acl: "@slow @scripting",
-		keySpecs: []keySpec{{notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
-			flags: "RW access update", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
+		name: "fcall", arity: -3, fn: cmdFCall, flags: scriptFlagsRW, acl: "@slow @scripting", keySpecs: scriptKeysRW,
 		doc: commandDoc{"Invokes a function.", "7.0.0", "scripting", "Depends on the function that is executed."},
 	},
 	{
-		name: "fcall_ro", arity: -3, fn: cmdFCallRO,
-		flags: "readonly noscript stale skip_monitor no_mandatory_keys movablekeys", acl: "@slow @scripting",
-		keySpecs: []keySpec{{notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
-			flags: "RO access", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
+		name: "fcall_ro", arity: -3, fn: cmdFCallRO, flags: scriptFlagsRO, acl: "@slow @scripting", keySpecs: scriptKeysRO,
 		doc: commandDoc{"Invokes a read-only function.", "7.0.0", "scripting", "Depends on the function that is executed."},
 	},
 	{

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -62,30 +63,20 @@ import (
 
 var _ = registerFamily(family{commands: []*command{
 	{
-		name: "eval", arity: -3, fn: cmdEval,
-		flags: "noscript stale skip_monitor no_mandatory_keys movablekeys", acl: "@slow @scripting",
-		keySpecs: []keySpec{{notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
-			flags: "RW access update", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
+		name: "eval", arity: -3, fn: cmdEval, flags: scriptFlagsRW, acl: "@slow @scripting", keySpecs: scriptKeysRW,
 		doc: commandDoc{"Executes a server-side Lua script.", "2.6.0", "scripting", "Depends on the script that is executed."},
 	},
 	{
-		name: "evalsha", arity: -3, fn: cmdEvalSHA,
-		flags: "noscript stale skip_monitor no_mandatory_keys movablekeys", acl: "@slow @scripting",
-		keySpecs: []keySpec{{flags: "RW access update", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
-		doc:      commandDoc{"Executes a server-side Lua script by SHA1 digest.", "2.6.0", "scripting", "Depends on the script that is executed."},
+		name: "evalsha", arity: -3, fn: cmdEvalSHA, flags: scriptFlagsRW, acl: "@slow @scripting", keySpecs: withoutNotes(scriptKeysRW),
+		doc: commandDoc{"Executes a server-side Lua script by SHA1 digest.", "2.6.0", "scripting", "Depends on the script that is executed."},
 	},
 	{
-		name: "eval_ro", arity: -3, fn: cmdEvalRO,
-		flags: "readonly noscript stale skip_monitor no_mandatory_keys movablekeys", acl: "@slow @scripting",
-		keySpecs: []keySpec{{notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
-			flags: "RO access", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
+		name: "eval_ro", arity: -3, fn: cmdEvalRO, flags: scriptFlagsRO, acl: "@slow @scripting", keySpecs: scriptKeysRO,
 		doc: commandDoc{"Executes a read-only server-side Lua script.", "7.0.0", "scripting", "Depends on the script that is executed."},
 	},
 	{
-		name: "evalsha_ro", arity: -3, fn: cmdEvalSHARO,
-		flags: "readonly noscript stale skip_monitor no_mandatory_keys movablekeys", acl: "@slow @scripting",
-		keySpecs: []keySpec{{flags: "RO access", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}},
-		doc:      commandDoc{"Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", "scripting", "Depends on the script that is executed."},
+		name: "evalsha_ro", arity: -3, fn: cmdEvalSHARO, flags: scriptFlagsRO, acl: "@slow @scripting", keySpecs: withoutNotes(scriptKeysRO),
+		doc: commandDoc{"Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", "scripting", "Depends on the script that is executed."},
 	},
 	// SCRIPT's subcommands in the order redis-server 7.0 lists them.
 	{
@@ -125,6 +116,30 @@ var _ = registerFamily(family{commands: []*command{
 		doc: commandDoc{"Terminates a server-side Lua script during execution.", "2.6.0", "scripting", "O(1)"},
 	},
 }})
+
+// The flags and key specs EVAL, EVALSHA, FCALL and their read-only forms
+// share, as redis-server 7.0 declares them (EVALSHA's key spec has no
+// notes).
+const (
+	scriptFlagsRW = "noscript stale skip_monitor no_mandatory_keys movablekeys"
+	scriptFlagsRO = "readonly " + scriptFlagsRW
+)
+
+var (
+	scriptKeysRW = []keySpec{{notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
+		flags: "RW access update", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}}
+	scriptKeysRO = []keySpec{{notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
+		flags: "RO access", index: 2, keynum: true, firstKeyIdx: 1, keyStep: 1}}
+)
+
+// withoutNotes returns a copy of specs without their notes.
+func withoutNotes(specs []keySpec) []keySpec {
+	out := slices.Clone(specs)
+	for i := range out {
+		out[i].notes = ""
+	}
+	return out
+}
 
 const (
 	errNoScript = "NOSCRIPT No matching script. Please use EVAL."
