@@ -183,9 +183,5 @@ func (b *acceptBackoff) waitMillis(now time.Duration) int {
 	if b.until == 0 {
 		return -1
 	}
-	d := b.until - now
-	if d <= 0 {
-		return 0
-	}
-	return int((d + time.Millisecond - 1) / time.Millisecond)
+	return millisUntil(b.until, now)
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalkv/shoal/internal/fdtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,34 +34,6 @@ func TestReusePortListenersPerLoop(t *testing.T) {
 			t.Fatalf("conn %d got %q", i, got)
 		}
 	}
-}
-
-// TestAcceptBacksOffWhenOutOfDescriptors runs the process out of
-// descriptors while connections wait to be accepted: the acceptor must
-// pause instead of spinning on EMFILE, and serve them once descriptors
-// free up.
-func TestAcceptBacksOffWhenOutOfDescriptors(t *testing.T) {
-	s := startServer(t, &lineEcho{}, Options{Loops: 1})
-	port := s.Addr().(*net.TCPAddr).Port
-	clients := fdtest.NewClients(t, 4, 20*time.Second)
-	release := fdtest.Exhaust()
-	defer release()
-	if err := clients.Connect(port); err != nil {
-		release()
-		t.Fatal(err)
-	}
-	cpu0, wall0 := cpuTime(), time.Now()
-	time.Sleep(500 * time.Millisecond)
-	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
-	accepted := s.NumConns()
-	release()
-	if accepted != 0 {
-		t.Fatalf("NumConns %d while no descriptor was free", accepted)
-	}
-	if cpu > wall/2 {
-		t.Fatalf("process used %v of CPU in %v while accept failed: spinning", cpu, wall)
-	}
-	clients.CheckEcho(t)
 }
 
 // countingLog counts the log records whose message contains substr.

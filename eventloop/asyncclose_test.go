@@ -2,7 +2,6 @@ package eventloop
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -98,10 +97,7 @@ func TestShutdownKeepsAsyncRepliesOfDrainingConns(t *testing.T) {
 	client.Write([]byte("1048576\n")) // a reply the client does not read yet
 	waitFor(t, "output to back up", func() bool { return h.maxPending.Load() > 0 })
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	shut := make(chan error, 1)
-	go func() { shut <- s.Shutdown(ctx) }()
+	shut := shutdownInBackground(s, 20*time.Second)
 	waitFor(t, "the drain to reach the conn", func() bool {
 		closing := make(chan bool, 1)
 		if err := c.Execute(func(c *Conn) { closing <- c.flags&flagDrainInput != 0 }); err != nil {

@@ -12,7 +12,7 @@ import (
 // TestConformAcceptSurvivesRunningOutOfDescriptors: connections that wait
 // to be accepted while the process has no descriptor left are served once
 // descriptors free up; running out pauses accepting, it does not stop the
-// server.
+// server, nor does the acceptor spin on EMFILE meanwhile.
 func TestConformAcceptSurvivesRunningOutOfDescriptors(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
 		e.skipOn(t, "gnet", "gnet's acceptor treats EMFILE as fatal and stops the whole engine (see the gnetengine doc)")
@@ -25,8 +25,17 @@ func TestConformAcceptSurvivesRunningOutOfDescriptors(t *testing.T) {
 			release()
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond) // accept fails meanwhile
+		cpu0, wall0 := cpuTime(), time.Now()
+		time.Sleep(500 * time.Millisecond) // accept fails meanwhile
+		cpu, wall := cpuTime()-cpu0, time.Since(wall0)
+		accepted := s.NumConns()
 		release()
+		if accepted != 0 {
+			t.Fatalf("NumConns %d while no descriptor was free", accepted)
+		}
+		if cpu > wall/2 {
+			t.Fatalf("process used %v of CPU in %v while accept failed: spinning", cpu, wall)
+		}
 		clients.CheckEcho(t)
 	})
 }

@@ -225,7 +225,7 @@ func TestConformWorkLostToEOFIsReported(t *testing.T) {
 
 // TestConformHalfClosedPeerGetsEveryReply: a peer sends 20,000 requests
 // for 1 KiB replies and half-closes at once; every reply still arrives,
-// then a clean EOF.
+// then a clean EOF, and OnClose reports a clean close.
 func TestConformHalfClosedPeerGetsEveryReply(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
 		e.skipOn(t, "gnet", "gnet closes a connection as soon as a read finds EOF: replies beyond the socket buffer and input held back by backpressure are dropped (see the gnetengine doc)")
@@ -239,6 +239,10 @@ func TestConformHalfClosedPeerGetsEveryReply(t *testing.T) {
 		}()
 		time.Sleep(100 * time.Millisecond) // let the output back up before reading
 		readKilo(t, client, n)
+		eventually(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
+		if err := h.closeErrs()[0]; err != nil {
+			t.Fatalf("OnClose error %v, want nil", err)
+		}
 	})
 }
 
@@ -291,12 +295,7 @@ func shutdownDeepPipelines(t *testing.T, e engineCase, clients, each int) {
 		go p.Write(req)
 	}
 	time.Sleep(100 * time.Millisecond)
-	result := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		result <- s.Shutdown(ctx)
-	}()
+	result := shutdownInBackground(s, 60*time.Second)
 	time.Sleep(50 * time.Millisecond) // let Shutdown queue behind the stall
 	release()
 	var wg sync.WaitGroup
@@ -342,12 +341,7 @@ func TestConformShutdownKeepsAsyncRepliesOfDrainingConns(t *testing.T) {
 		const size = 1 << 20
 		client.Write([]byte("1048576\n")) // a reply the client does not read yet
 		time.Sleep(50 * time.Millisecond)
-		shut := make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			shut <- s.Shutdown(ctx)
-		}()
+		shut := shutdownInBackground(s, 20*time.Second)
 		time.Sleep(50 * time.Millisecond) // the drain has begun; the reply is still backed up
 		if err := c.AsyncWrite([]byte("async tail\n")); err != nil {
 			t.Fatalf("AsyncWrite while draining: %v", err)

@@ -1,7 +1,6 @@
 package eventloop_test
 
 import (
-	"bytes"
 	"io"
 	"net"
 	"sync"
@@ -59,11 +58,15 @@ func (e engineCase) newServer(t testing.TB, h eventloop.Handler, o eventloop.Opt
 
 // Helpers shared with the package's own tests (export_test.go).
 var (
-	dialServer   = eventloop.Dial
-	readFull     = eventloop.ReadN
-	eventually   = eventloop.WaitFor
-	kiloRequests = eventloop.KiloRequests
-	readKilo     = eventloop.ReadKiloReplies
+	dialServer           = eventloop.Dial
+	readFull             = eventloop.ReadN
+	eventually           = eventloop.WaitFor
+	kiloRequests         = eventloop.KiloRequests
+	readKilo             = eventloop.ReadKiloReplies
+	eachLine             = eventloop.EachLine
+	stall                = eventloop.StallLoop
+	cpuTime              = eventloop.CPUTime
+	shutdownInBackground = eventloop.ShutdownInBackground
 )
 
 // readToEOF asserts the server closed c: the rest reads to a clean EOF.
@@ -115,20 +118,14 @@ func (r *recorder) closeErrs() []error {
 type lines struct{ *recorder }
 
 func (h lines) OnTraffic(c *eventloop.Conn, in []byte) int {
-	consumed := 0
-	for {
-		i := bytes.IndexByte(in[consumed:], '\n')
-		if i < 0 {
-			return consumed
-		}
-		line := in[consumed : consumed+i+1]
-		consumed += i + 1
+	return eachLine(in, func(line []byte) bool {
 		if string(line) == "QUIT\n" {
 			c.Close()
-			return consumed
+			return false
 		}
 		c.Write(line)
-	}
+		return true
+	})
 }
 
 // kilo answers each '\n'-terminated request with a 1 KiB line starting
@@ -143,15 +140,4 @@ const kiloSize = eventloop.KiloReplySize
 
 func (h *kilo) OnTraffic(c *eventloop.Conn, in []byte) int {
 	return eventloop.ServeKilo(c, in, &h.maxPending)
-}
-
-// stall blocks c's loop in an Execute until release is called.
-func stall(t *testing.T, c *eventloop.Conn) (release func()) {
-	t.Helper()
-	entered, gate := make(chan struct{}), make(chan struct{})
-	if err := c.Execute(func(*eventloop.Conn) { close(entered); <-gate }); err != nil {
-		t.Fatal(err)
-	}
-	<-entered
-	return func() { close(gate) }
 }

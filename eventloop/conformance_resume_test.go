@@ -1,7 +1,6 @@
 package eventloop_test
 
 import (
-	"bytes"
 	"sync"
 	"testing"
 	"time"
@@ -27,21 +26,15 @@ func (h *parker) OnTraffic(c *eventloop.Conn, in []byte) int {
 		h.presents++
 		return 0
 	}
-	consumed := 0
-	for {
-		i := bytes.IndexByte(in[consumed:], '\n')
-		if i < 0 {
-			return consumed
-		}
-		line := in[consumed : consumed+i+1]
-		consumed += i + 1
+	return eachLine(in, func(line []byte) bool {
 		if string(line) == "PARK\n" {
 			h.parked[c] = true
 			h.conns <- c
-			return consumed
+			return false
 		}
 		c.Write(line)
-	}
+		return true
+	})
 }
 
 // unpark runs on c's loop: the reply the parked request waited for, then

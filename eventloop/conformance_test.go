@@ -252,21 +252,7 @@ func TestConformOneReplyLargerThanHardLimitIsSent(t *testing.T) {
 type sizedReply struct{ *recorder }
 
 func (h sizedReply) OnTraffic(c *eventloop.Conn, in []byte) int {
-	consumed := 0
-	for !c.OutputFull() {
-		i := bytes.IndexByte(in[consumed:], '\n')
-		if i < 0 {
-			break
-		}
-		n, _ := strconv.Atoi(string(in[consumed : consumed+i]))
-		consumed += i + 1
-		out := c.OutputBuffer()
-		for k := 0; k < n-1; k++ {
-			out = append(out, byte('0'+n%10))
-		}
-		c.SetOutputBuffer(append(out, '\n'))
-	}
-	return consumed
+	return eventloop.ServeSized(c, in, true, nil)
 }
 
 // TestConformWriteAboveHardLimitCloses: a write that finds more than

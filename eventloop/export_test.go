@@ -4,14 +4,19 @@ package eventloop
 // with this package's own tests: one test binary holds both, so one copy
 // serves.
 var (
-	StartServer      = startServer
-	NewStartedServer = newStartedServer
-	Dial             = dial
-	ReadN            = readN
-	WaitFor          = waitFor
-	ServeKilo        = serveKilo
-	KiloRequests     = kiloRequests
-	ReadKiloReplies  = readKiloReplies
+	StartServer          = startServer
+	NewStartedServer     = newStartedServer
+	Dial                 = dial
+	ReadN                = readN
+	WaitFor              = waitFor
+	ServeKilo            = serveKilo
+	ServeSized           = serveSized
+	KiloRequests         = kiloRequests
+	ReadKiloReplies      = readKiloReplies
+	EachLine             = eachLine
+	CPUTime              = cpuTime
+	StallLoop            = stallLoop
+	ShutdownInBackground = shutdownInBackground
 )
 
 // KiloReplySize is the length of each of ServeKilo's replies.

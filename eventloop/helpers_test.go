@@ -20,14 +20,28 @@ type lineEcho struct {
 }
 
 func (h *lineEcho) OnTraffic(c *Conn, in []byte) int {
+	return eachLine(in, func(line []byte) bool {
+		c.Write(line)
+		return true
+	})
+}
+
+// eachLine calls fn with each complete '\n'-terminated line of in, the
+// newline included, until fn returns false, and returns the length of the
+// lines it handed over: what a line handler's OnTraffic consumed. A
+// partial line is left for the next read.
+func eachLine(in []byte, fn func(line []byte) bool) int {
 	consumed := 0
 	for {
 		i := bytes.IndexByte(in[consumed:], '\n')
 		if i < 0 {
 			return consumed
 		}
-		c.Write(in[consumed : consumed+i+1])
+		line := in[consumed : consumed+i+1]
 		consumed += i + 1
+		if !fn(line) {
+			return consumed
+		}
 	}
 }
 
@@ -91,6 +105,18 @@ func dial(t testing.TB, s *Server) net.Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// shutdownInBackground starts s.Shutdown with a context that ends after
+// timeout and returns where its result will arrive.
+func shutdownInBackground(s *Server, timeout time.Duration) <-chan error {
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	return shut
 }
 
 // readN reads exactly n bytes or fails the test after a generous deadline.

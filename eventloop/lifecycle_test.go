@@ -70,10 +70,7 @@ func TestShutdownAnswersWhatItReceived(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-h.received
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	shut := make(chan error, 1)
-	go func() { shut <- s.Shutdown(ctx) }()
+	shut := shutdownInBackground(s, 10*time.Second)
 	if got := readN(t, c, req.Len()); !bytes.Equal(got, req.Bytes()) {
 		t.Fatal("replies to requests sent before shutdown are missing or damaged")
 	}
@@ -255,12 +252,7 @@ func TestShutdownAnswersEverythingInTheSocketBuffer(t *testing.T) {
 	}
 	replies := make(chan []byte, 1)
 	go func() { b, _ := io.ReadAll(client); replies <- b }()
-	shut := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		shut <- s.Shutdown(ctx)
-	}()
+	shut := shutdownInBackground(s, 10*time.Second)
 	time.Sleep(50 * time.Millisecond) // let Shutdown queue behind the stall
 	release()
 	if err := <-shut; err != nil {

@@ -19,9 +19,16 @@ type bigReply struct {
 }
 
 func (h *bigReply) OnTraffic(c *Conn, in []byte) int {
+	return serveSized(c, in, h.respectFull, &h.maxPending)
+}
+
+// serveSized is bigReply's OnTraffic, which the conformance suite's
+// sizedReply shares; maxPending, unless nil, records the most output it
+// saw pending.
+func serveSized(c *Conn, in []byte, respectFull bool, maxPending *atomic.Int64) int {
 	consumed := 0
 	for {
-		if h.respectFull && c.OutputFull() {
+		if respectFull && c.OutputFull() {
 			return consumed
 		}
 		i := bytes.IndexByte(in[consumed:], '\n')
@@ -38,8 +45,8 @@ func (h *bigReply) OnTraffic(c *Conn, in []byte) int {
 			out = append(out, byte('0'+n%10))
 		}
 		c.SetOutputBuffer(append(out, '\n'))
-		if p := int64(c.OutboundBuffered()); p > h.maxPending.Load() {
-			h.maxPending.Store(p)
+		if p := int64(c.OutboundBuffered()); maxPending != nil && p > maxPending.Load() {
+			maxPending.Store(p)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package eventloop
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"net"
 	"path/filepath"
@@ -25,16 +24,11 @@ type prefixer struct {
 }
 
 func (h *prefixer) OnTraffic(c *Conn, in []byte) int {
-	consumed := 0
-	for {
-		i := bytes.IndexByte(in[consumed:], '\n')
-		if i < 0 {
-			return consumed
-		}
+	return eachLine(in, func(line []byte) bool {
 		c.WriteString(h.prefix)
-		c.Write(in[consumed : consumed+i+1])
-		consumed += i + 1
-	}
+		c.Write(line)
+		return true
+	})
 }
 
 func (h *prefixer) OnOpen(*Conn)         { h.mu.Lock(); h.opened++; h.mu.Unlock() }

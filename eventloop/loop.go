@@ -161,6 +161,16 @@ func (l *loop) conn(fd int) *Conn {
 	return l.conns[fd]
 }
 
+// millisUntil is how many milliseconds a poll must wait for the loop clock
+// to reach deadline: rounded up, so the loop does not wake just before it
+// and spin; 0 once it has passed.
+func millisUntil(deadline, now time.Duration) int {
+	if deadline <= now {
+		return 0
+	}
+	return int((deadline - now + time.Millisecond - 1) / time.Millisecond)
+}
+
 func (l *loop) waitMillis() int {
 	if len(l.drainChecks) > 0 {
 		return 0

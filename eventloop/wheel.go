@@ -80,9 +80,5 @@ func (w *idleWheel) waitMillis(now time.Duration) int {
 	if w.size == 0 {
 		return -1
 	}
-	d := w.base - now
-	if d <= 0 {
-		return 0
-	}
-	return int((d + time.Millisecond - 1) / time.Millisecond)
+	return millisUntil(w.base, now)
 }
