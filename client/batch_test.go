@@ -22,25 +22,13 @@ func TestCallsMadeDuringAWriteGoOutInOneWrite(t *testing.T) {
 	go func() { first <- c.Set(ctx, "batch:first", []byte("1")) }()
 	<-hold.entered
 	const n = 100
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.Set(ctx, key("batch", i), []byte(fmt.Sprint(i))); err != nil {
-				errs <- err
-			}
-		}()
-	}
+	wait := inGoroutines(n, func(i int) error { return c.Set(ctx, key("batch", i), []byte(fmt.Sprint(i))) })
 	waitQueued(t, c, n)
 	close(hold.release)
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes.Load(); w != 2 {
@@ -99,21 +87,14 @@ func TestWritesAreBoundedByMaxBatchBytes(t *testing.T) {
 	first := make(chan error)
 	go func() { first <- c.Set(ctx, "bound:first", []byte("1")) }()
 	<-hold.entered
-	var wg sync.WaitGroup
 	const n = 100 // ~40 bytes each: ~8 writes
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.Set(ctx, key("bound", i), []byte("0123456789")); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
+	wait := inGoroutines(n, func(i int) error { return c.Set(ctx, key("bound", i), []byte("0123456789")) })
 	waitQueued(t, c, n)
 	close(hold.release)
 	<-first
-	wg.Wait()
+	if err := wait(); err != nil {
+		t.Error(err)
+	}
 	big := make([]byte, 2000)
 	if err := c.Set(ctx, "bound:big", big); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -250,41 +249,30 @@ func TestManyGoroutinesGetTheirOwnReplies(t *testing.T) {
 			c := newClient(t, Options{Addr: srv.addr})
 			const goroutines, rounds = 2000, 5
 			ctx := context.Background()
-			var wg sync.WaitGroup
-			errs := make(chan error, goroutines)
-			for g := 0; g < goroutines; g++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					k := key("own", g)
-					var buf []byte
-					for r := 1; r <= rounds; r++ {
-						val := fmt.Sprintf("g%d-r%d", g, r)
-						if err := c.Set(ctx, k, []byte(val)); err != nil {
-							errs <- err
-							return
-						}
-						v, err := c.Get(ctx, k)
-						if err != nil || string(v) != val {
-							errs <- fmt.Errorf("goroutine %d: Get = %q, %v; want %q", g, v, err, val)
-							return
-						}
-						buf, err = c.GetInto(ctx, buf[:0], k)
-						if err != nil || string(buf) != val {
-							errs <- fmt.Errorf("goroutine %d: GetInto = %q, %v; want %q", g, buf, err, val)
-							return
-						}
-						n, err := c.Incr(ctx, k+":n")
-						if err != nil || n != int64(r) {
-							errs <- fmt.Errorf("goroutine %d: Incr = %d, %v; want %d", g, n, err, r)
-							return
-						}
+			wait := inGoroutines(goroutines, func(g int) error {
+				k := key("own", g)
+				var buf []byte
+				for r := 1; r <= rounds; r++ {
+					val := fmt.Sprintf("g%d-r%d", g, r)
+					if err := c.Set(ctx, k, []byte(val)); err != nil {
+						return err
 					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
+					v, err := c.Get(ctx, k)
+					if err != nil || string(v) != val {
+						return fmt.Errorf("goroutine %d: Get = %q, %v; want %q", g, v, err, val)
+					}
+					buf, err = c.GetInto(ctx, buf[:0], k)
+					if err != nil || string(buf) != val {
+						return fmt.Errorf("goroutine %d: GetInto = %q, %v; want %q", g, buf, err, val)
+					}
+					n, err := c.Incr(ctx, k+":n")
+					if err != nil || n != int64(r) {
+						return fmt.Errorf("goroutine %d: Incr = %d, %v; want %d", g, n, err, r)
+					}
+				}
+				return nil
+			})
+			if err := wait(); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -330,33 +318,24 @@ func TestLargeValuesAndSmallBatches(t *testing.T) {
 		t.Run(srv.name, func(t *testing.T) {
 			c := newClient(t, Options{Addr: srv.addr, Conns: 1, MaxBatchBytes: 1024})
 			ctx := context.Background()
-			var wg sync.WaitGroup
-			errs := make(chan error, 16)
-			for g := 0; g < 16; g++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					size := 1 << (10 + 2*g) // 1 KiB .. 1 MiB
-					if g >= 6 {
-						size = 100 + g // and many small ones around them
+			wait := inGoroutines(16, func(g int) error {
+				size := 1 << (10 + 2*g) // 1 KiB .. 1 MiB
+				if g >= 6 {
+					size = 100 + g // and many small ones around them
+				}
+				val := bytes.Repeat([]byte{byte('a' + g)}, size)
+				for r := 0; r < 3; r++ {
+					if err := c.Set(ctx, key("large", g), val); err != nil {
+						return err
 					}
-					val := bytes.Repeat([]byte{byte('a' + g)}, size)
-					for r := 0; r < 3; r++ {
-						if err := c.Set(ctx, key("large", g), val); err != nil {
-							errs <- err
-							return
-						}
-						v, err := c.Get(ctx, key("large", g))
-						if err != nil || !bytes.Equal(v, val) {
-							errs <- fmt.Errorf("goroutine %d: %d bytes back of %d, %v", g, len(v), len(val), err)
-							return
-						}
+					v, err := c.Get(ctx, key("large", g))
+					if err != nil || !bytes.Equal(v, val) {
+						return fmt.Errorf("goroutine %d: %d bytes back of %d, %v", g, len(v), len(val), err)
 					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
+				}
+				return nil
+			})
+			if err := wait(); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -144,72 +144,61 @@ func TestCancellationStormKeepsConnectionsInStep(t *testing.T) {
 			c := newClient(t, Options{Addr: srv.addr, Conns: 2})
 			const goroutines, rounds = 200, 30 // timeouts from 1 µs to 20 ms, log-uniform
 			var cancelled atomic.Int64
-			var wg sync.WaitGroup
-			errs := make(chan error, goroutines)
-			for g := 0; g < goroutines; g++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					k := key("storm", g)
-					for r := 0; r < rounds; r++ {
-						ctx, cancel := context.WithTimeout(context.Background(), time.Duration(math.Exp(rand.Float64()*math.Log(20000)))*time.Microsecond)
-						var err error
-						switch r % 3 {
-						case 0:
-							err = c.Set(ctx, k, []byte(fmt.Sprintf("%d-%d", g, r)))
-						case 1:
-							var v []byte
-							v, err = c.Get(ctx, k)
-							if err == nil && !strings.HasPrefix(string(v), fmt.Sprintf("%d-", g)) {
-								err = fmt.Errorf("goroutine %d got another's value %q", g, v)
-							}
-						default:
-							_, err = c.Incr(ctx, k+":n")
+			wait := inGoroutines(goroutines, func(g int) error {
+				k := key("storm", g)
+				for r := 0; r < rounds; r++ {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(math.Exp(rand.Float64()*math.Log(20000)))*time.Microsecond)
+					var err error
+					switch r % 3 {
+					case 0:
+						err = c.Set(ctx, k, []byte(fmt.Sprintf("%d-%d", g, r)))
+					case 1:
+						var v []byte
+						v, err = c.Get(ctx, k)
+						if err == nil && !strings.HasPrefix(string(v), fmt.Sprintf("%d-", g)) {
+							err = fmt.Errorf("goroutine %d got another's value %q", g, v)
 						}
-						cancel()
-						if errors.Is(err, context.DeadlineExceeded) {
-							cancelled.Add(1)
-						} else if err != nil && !errors.Is(err, ErrNil) {
-							errs <- err
-							return
-						}
+					default:
+						_, err = c.Incr(ctx, k+":n")
 					}
-				}()
+					cancel()
+					if errors.Is(err, context.DeadlineExceeded) {
+						cancelled.Add(1)
+					} else if err != nil && !errors.Is(err, ErrNil) {
+						return err
+					}
+				}
+				return nil
+			})
+			if err := wait(); err != nil {
+				t.Fatal(err)
 			}
-			wg.Wait()
 			// A call that timed out after being written still runs on the
 			// server; let every connection's backlog drain before checking.
 			pingEveryConn(t, c)
-			for g := 0; g < goroutines; g++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					// After the storm: every goroutine still gets its own replies.
-					k := key("storm", g)
-					ctx := context.Background()
-					want := fmt.Sprintf("%d-final", g)
-					if err := c.Set(ctx, k, []byte(want)); err != nil {
-						errs <- err
-						return
-					}
-					if v, err := c.Get(ctx, k); err != nil || string(v) != want {
-						errs <- fmt.Errorf("goroutine %d after the storm: Get = %q, %v; want %q", g, v, err, want)
-						return
-					}
-					before, err := c.Do(ctx, "GET", k+":n")
-					if errors.Is(err, ErrNil) {
-						before, err = "0", nil
-					}
-					n, err2 := c.Incr(ctx, k+":n")
-					b, _ := strconv.ParseInt(fmt.Sprint(before), 10, 64)
-					if err != nil || err2 != nil || n != b+1 {
-						errs <- fmt.Errorf("goroutine %d after the storm: counter %v then Incr %d (%v, %v)", g, before, n, err, err2)
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
+			wait = inGoroutines(goroutines, func(g int) error {
+				// After the storm: every goroutine still gets its own replies.
+				k := key("storm", g)
+				ctx := context.Background()
+				want := fmt.Sprintf("%d-final", g)
+				if err := c.Set(ctx, k, []byte(want)); err != nil {
+					return err
+				}
+				if v, err := c.Get(ctx, k); err != nil || string(v) != want {
+					return fmt.Errorf("goroutine %d after the storm: Get = %q, %v; want %q", g, v, err, want)
+				}
+				before, err := c.Do(ctx, "GET", k+":n")
+				if errors.Is(err, ErrNil) {
+					before, err = "0", nil
+				}
+				n, err2 := c.Incr(ctx, k+":n")
+				b, _ := strconv.ParseInt(fmt.Sprint(before), 10, 64)
+				if err != nil || err2 != nil || n != b+1 {
+					return fmt.Errorf("goroutine %d after the storm: counter %v then Incr %d (%v, %v)", g, before, n, err, err2)
+				}
+				return nil
+			})
+			if err := wait(); err != nil {
 				t.Fatal(err)
 			}
 			if cancelled.Load() == 0 {

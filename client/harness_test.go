@@ -22,6 +22,28 @@ func startShoal(t testing.TB, o kv.Options) string {
 	return shoaltest.Start(t, shoaltest.Options{KV: o}).Addr
 }
 
+// inGoroutines runs f(0) … f(n-1), each in a goroutine of its own. The
+// wait it returns waits for them all and returns the first error one of them
+// returned; call it once.
+func inGoroutines(n int, f func(g int) error) (wait func() error) {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(g); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	return func() error {
+		wg.Wait()
+		close(errs)
+		return <-errs
+	}
+}
+
 // server is one of the real servers every behaviour is checked against.
 type server struct {
 	name string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -163,26 +164,10 @@ func appendArgs(b []byte, args []any) ([]byte, error) {
 			b = resp.AppendBulkString(b, v)
 		case []byte:
 			b = resp.AppendBulk(b, v)
-		case int:
-			b = resp.AppendBulk(b, strconv.AppendInt(num[:0], int64(v), 10))
-		case int8:
-			b = resp.AppendBulk(b, strconv.AppendInt(num[:0], int64(v), 10))
-		case int16:
-			b = resp.AppendBulk(b, strconv.AppendInt(num[:0], int64(v), 10))
-		case int32:
-			b = resp.AppendBulk(b, strconv.AppendInt(num[:0], int64(v), 10))
-		case int64:
-			b = resp.AppendBulk(b, strconv.AppendInt(num[:0], v, 10))
-		case uint:
-			b = resp.AppendBulk(b, strconv.AppendUint(num[:0], uint64(v), 10))
-		case uint8:
-			b = resp.AppendBulk(b, strconv.AppendUint(num[:0], uint64(v), 10))
-		case uint16:
-			b = resp.AppendBulk(b, strconv.AppendUint(num[:0], uint64(v), 10))
-		case uint32:
-			b = resp.AppendBulk(b, strconv.AppendUint(num[:0], uint64(v), 10))
-		case uint64:
-			b = resp.AppendBulk(b, strconv.AppendUint(num[:0], v, 10))
+		case int, int8, int16, int32, int64:
+			b = resp.AppendBulk(b, strconv.AppendInt(num[:0], reflect.ValueOf(v).Int(), 10))
+		case uint, uint8, uint16, uint32, uint64:
+			b = resp.AppendBulk(b, strconv.AppendUint(num[:0], reflect.ValueOf(v).Uint(), 10))
 		case float32:
 			b = resp.AppendBulk(b, strconv.AppendFloat(num[:0], float64(v), 'g', -1, 32))
 		case float64:
