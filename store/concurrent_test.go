@@ -14,16 +14,14 @@ func TestConcurrentIncrByIsAtomic(t *testing.T) {
 	const workers, each = 8, 2000
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; i < each; i++ {
 				if _, err := s.IncrBy(b("c"+strconv.Itoa(i%3)), 1); err != nil {
 					t.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	total := int64(0)
@@ -55,13 +53,11 @@ func TestMultiKeyOpsAreAtomic(t *testing.T) {
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; !stop.Load(); i++ {
 				s.MSet(pairs(strconv.Itoa(w*1_000_000 + i)))
 			}
-		}(w)
+		})
 	}
 	torn := 0
 	for i := 0; i < 3000; i++ {
@@ -100,10 +96,8 @@ func testConcurrentMixedOps(t *testing.T, heap bool) {
 	var wg sync.WaitGroup
 	var stop atomic.Bool
 	for w := 0; w < 6; w++ {
-		wg.Add(1)
-		go func(seed uint64) {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, 1))
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 1))
 			var dst []byte
 			for i := 0; i < 4000; i++ {
 				k := b("k" + strconv.Itoa(r.IntN(300)))
@@ -146,7 +140,7 @@ func testConcurrentMixedOps(t *testing.T, heap bool) {
 					}
 				}
 			}
-		}(uint64(w))
+		})
 	}
 	bg := make(chan struct{})
 	go func() {
@@ -174,9 +168,7 @@ func TestScanReturnsStableKeysDuringGrowthAndShrink(t *testing.T) {
 	var resizes atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		wg.Go(func() {
 			var keys [][]byte
 			for round := 0; !stop.Load(); round++ {
 				n := 2000 + round%5*4000
@@ -189,21 +181,10 @@ func TestScanReturnsStableKeysDuringGrowthAndShrink(t *testing.T) {
 				keys = keys[:0]
 				resizes.Add(1)
 			}
-		}(w)
+		})
 	}
 	for pass := 0; pass < 5 || resizes.Load() < 4; pass++ {
-		seen := make(map[string]bool, stable)
-		cursor := uint64(0)
-		for {
-			var ks [][]byte
-			cursor, ks = s.Scan(cursor, b("stable:*"), 5, "")
-			for _, k := range ks {
-				seen[string(k)] = true
-			}
-			if cursor == 0 {
-				break
-			}
-		}
+		seen := scanAll(s, "stable:*", 5, nil)
 		if len(seen) != stable {
 			stop.Store(true)
 			wg.Wait()
@@ -222,16 +203,8 @@ func TestScanCursorAcrossResizes(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		set(t, s, "s"+strconv.Itoa(i), "v", SetOptions{})
 	}
-	seen := map[string]int{}
-	cursor, calls := uint64(0), 0
-	for {
-		var ks [][]byte
-		cursor, ks = s.Scan(cursor, b("s*"), 40, "")
-		for _, k := range ks {
-			seen[string(k)]++
-		}
-		calls++
-		if calls%2 == 1 {
+	seen := scanAll(s, "s*", 40, func(call int) {
+		if call%2 == 0 {
 			for i := 0; i < 3000; i++ {
 				set(t, s, "grow"+strconv.Itoa(i), "v", SetOptions{})
 			}
@@ -242,11 +215,29 @@ func TestScanCursorAcrossResizes(t *testing.T) {
 			}
 			s.Del(ks)
 		}
-		if cursor == 0 {
-			break
-		}
-	}
+	})
 	if len(seen) != 500 {
 		t.Fatalf("scan across resizes returned %d of 500 keys", len(seen))
+	}
+}
+
+// scanAll runs a SCAN of s for match to the end, count keys a call, and returns
+// how many times each key came back. between, if not nil, runs after each call
+// but the last, numbered from 0.
+func scanAll(s *Store, match string, count int, between func(call int)) map[string]int {
+	seen := map[string]int{}
+	cursor := uint64(0)
+	for call := 0; ; call++ {
+		var ks [][]byte
+		cursor, ks = s.Scan(cursor, b(match), count, "")
+		for _, k := range ks {
+			seen[string(k)]++
+		}
+		if cursor == 0 {
+			return seen
+		}
+		if between != nil {
+			between(call)
+		}
 	}
 }

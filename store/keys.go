@@ -20,10 +20,20 @@ func (s *Store) Del(keys [][]byte) int {
 		s.unlock(l)
 		return n
 	}
+	return s.delEach(keys, nil)
+}
+
+// delEach deletes keys under one multi-key lock and returns how many existed;
+// with deleted non-nil it also sets deleted[i] for each key i that existed.
+func (s *Store) delEach(keys [][]byte, deleted []bool) int {
 	ml := s.lockKeys(keys, 1, true)
 	n := 0
 	for i, k := range keys {
-		n += s.delLocked(&s.shards[ml.shard[i]], uint32(ml.hash[i]), k)
+		d := s.delLocked(&s.shards[ml.shard[i]], uint32(ml.hash[i]), k)
+		if deleted != nil {
+			deleted[i] = d == 1
+		}
+		n += d
 	}
 	ml.unlock(s)
 	return n

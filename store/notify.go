@@ -94,25 +94,12 @@ func (s *Store) ReclaimExpired(key []byte) bool {
 // DelEach deletes keys as Del does and sets deleted[i] for each key i that
 // existed (DEL's "del" event is per key). deleted must be as long as keys.
 func (s *Store) DelEach(keys [][]byte, deleted []bool) int {
-	ml := s.lockKeys(keys, 1, true)
-	n := 0
-	for i, k := range keys {
-		d := s.delLocked(&s.shards[ml.shard[i]], uint32(ml.hash[i]), k)
-		deleted[i] = d == 1
-		n += d
-	}
-	ml.unlock(s)
-	return n
+	return s.delEach(keys, deleted)
 }
 
 // KeyExists reports whether key exists (and has not expired), without
 // touching it: what a command checks before a write when it must tell a
 // new key from an old one.
 func (s *Store) KeyExists(key []byte) bool {
-	h := s.hash(key)
-	sh := s.shardOf(h)
-	sh.mu.RLock()
-	id, _ := s.lookupRead(sh, uint32(h), key)
-	sh.mu.RUnlock()
-	return id >= 0
+	return s.peek(key, func(*shard, *entry) {})
 }
