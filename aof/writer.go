@@ -274,13 +274,7 @@ func (w *Writer) run() {
 		}
 		w.release()
 		if stopping {
-			w.mu.Lock()
-			ws := w.waiters
-			w.waiters = nil
-			w.mu.Unlock()
-			for _, x := range ws {
-				x.fn(x.end, x.end <= w.durable.Load())
-			}
+			w.answerAll()
 			return
 		}
 	}
@@ -366,6 +360,12 @@ func (w *Writer) fail(msg string) {
 	// Under always, the callers waiting were not made durable: they are
 	// told so now rather than left waiting for a disk that may never
 	// recover. Their records stay queued and are retried.
+	w.answerAll()
+}
+
+// answerAll tells every waiter whether its record is durable yet and
+// forgets them all.
+func (w *Writer) answerAll() {
 	w.mu.Lock()
 	ws := w.waiters
 	w.waiters = nil
