@@ -126,13 +126,7 @@ func appendRewriteHash(dst, key []byte, o store.Object) []byte {
 // viewHash runs fn with key's hash (nil when missing) under its shard's
 // read lock, or writes WRONGTYPE.
 func (h *Handler) viewHash(cl *client, key []byte, fn func(hs *store.Hash)) {
-	err := cl.db().View(key, store.KindHash, func(o store.Object) {
-		hs, _ := o.(*store.Hash)
-		fn(hs)
-	})
-	if err != nil {
-		cl.writeError(err.Error())
-	}
+	viewCollection(cl, key, store.KindHash, fn)
 }
 
 // elementOverhead is what one hash field or set member costs beyond its
@@ -268,31 +262,18 @@ func (h *Handler) hkeysVals(cl *client, args [][]byte, keys bool) {
 }
 
 func cmdHDel(h *Handler, cl *client, args [][]byte) {
-	deleted, emptied := 0, false
-	err := cl.db().Update(args[1], store.KindHash, 0, func(o store.Object) store.Object {
-		if o == nil {
-			return nil
-		}
-		hs := o.(*store.Hash)
+	removeMembers(cl, args[1], store.KindHash, evHash, "hdel", func(hs *store.Hash) int {
+		deleted := 0
 		for _, f := range args[2:] {
 			if hs.Delete(f) {
 				deleted++
 				if hs.Len() == 0 {
-					emptied = true
 					break // Redis stops at an emptied hash
 				}
 			}
 		}
-		return hs
+		return deleted
 	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return
-	}
-	cl.writeInt(int64(deleted))
-	if deleted > 0 {
-		cl.notifyRemoved(evHash, "hdel", args[1], emptied)
-	}
 }
 
 func cmdHLen(h *Handler, cl *client, args [][]byte) {
@@ -417,26 +398,6 @@ func cmdHIncrByFloat(h *Handler, cl *client, args [][]byte) {
 	}
 }
 
-// randMaxCount bounds HRANDFIELD's and SRANDMEMBER's repeated sampling
-// (negative count): Redis would build a reply of any size; Shoal refuses
-// past this many elements rather than hold gigabytes of output.
-const randMaxCount = 1 << 22
-
-const errRandRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-
-// parseRandCount parses the count of HRANDFIELD and SRANDMEMBER: an integer
-// in [-2^63+1, 2^63-1].
-func parseRandCount(b []byte) (int64, string) {
-	l, ok := ascii.ParseInt(b)
-	if !ok {
-		return 0, errNotInteger
-	}
-	if l == math.MinInt64 {
-		return 0, errRandRange
-	}
-	return l, ""
-}
-
 func cmdHRandField(h *Handler, cl *client, args [][]byte) {
 	if len(args) == 2 {
 		h.viewHash(cl, args[1], func(hs *store.Hash) {
@@ -505,21 +466,7 @@ func cmdHRandField(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdHScan(h *Handler, cl *client, args [][]byte) {
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		cl.writeError(errInvalidCursor)
-		return
-	}
-	h.viewHash(cl, args[1], func(hs *store.Hash) {
-		if hs == nil {
-			writeScanPage(cl, 0, nil)
-			return
-		}
-		a, errText := parseScanArgs(args[3:], false)
-		if errText != "" {
-			cl.writeError(errText)
-			return
-		}
+	scanCollection(cl, args, store.KindHash, func(hs *store.Hash, cursor uint64, a scanArgs) {
 		var elems [][]byte // slices of the hash, valid under the read lock
 		next := hs.Scan(cursor, a.count, func(f, v []byte) {
 			if a.match == nil || store.Match(a.match, f) {

@@ -313,15 +313,7 @@ func appendPopped(out []byte, l *store.List, front bool, count int64) []byte {
 // viewList runs fn with key's list (nil when missing); it answers
 // WRONGTYPE itself and reports false then.
 func (h *Handler) viewList(cl *client, key []byte, fn func(l *store.List)) bool {
-	err := cl.db().View(key, store.KindList, func(o store.Object) {
-		l, _ := o.(*store.List)
-		fn(l)
-	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return false
-	}
-	return true
+	return viewCollection(cl, key, store.KindList, fn)
 }
 
 func cmdLLen(h *Handler, cl *client, args [][]byte) {

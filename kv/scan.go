@@ -101,7 +101,8 @@ func parseCursor(b []byte) (uint64, bool) {
 }
 
 // writeScanPage writes a scan reply: the next cursor and the elements
-// (flat, so pairs for HSCAN). SCAN, HSCAN and SSCAN answer with it.
+// (flat, so pairs for HSCAN). SCAN, HSCAN and SSCAN answer with it, and
+// ZSCAN of a missing key.
 func writeScanPage(cl *client, next uint64, elems [][]byte) {
 	var num [20]byte
 	cl.writeArray(2)
@@ -113,21 +114,7 @@ func writeScanPage(cl *client, next uint64, elems [][]byte) {
 }
 
 func cmdZScan(h *Handler, cl *client, args [][]byte) {
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		cl.writeError(errInvalidCursor)
-		return
-	}
-	h.viewZSet(cl, args[1], func(z *store.ZSet) {
-		if z == nil {
-			cl.out = append(cl.out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
-			return
-		}
-		a, errText := parseScanArgs(args[3:], false)
-		if errText != "" {
-			cl.writeError(errText)
-			return
-		}
+	scanCollection(cl, args, store.KindZSet, func(z *store.ZSet, cursor uint64, a scanArgs) {
 		writeZScan(cl, z, cursor, a.count, a.match)
 	})
 }

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"math"
 	"slices"
 
 	"github.com/shoalkv/shoal/aof"
@@ -141,13 +140,7 @@ const errSPopCount = "ERR value is out of range, must be positive"
 
 // viewSet runs fn with key's set (nil when missing), or answers WRONGTYPE.
 func (h *Handler) viewSet(cl *client, key []byte, fn func(s *store.Set)) {
-	err := cl.db().View(key, store.KindSet, func(o store.Object) {
-		s, _ := o.(*store.Set)
-		fn(s)
-	})
-	if err != nil {
-		cl.writeError(err.Error())
-	}
+	viewCollection(cl, key, store.KindSet, fn)
 }
 
 func cmdSAdd(h *Handler, cl *client, args [][]byte) {
@@ -181,31 +174,18 @@ func cmdSAdd(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdSRem(h *Handler, cl *client, args [][]byte) {
-	removed, emptied := 0, false
-	err := cl.db().Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
-		s, _ := o.(*store.Set)
-		if s == nil {
-			return nil
-		}
+	removeMembers(cl, args[1], store.KindSet, evSet, "srem", func(s *store.Set) int {
+		removed := 0
 		for _, m := range args[2:] {
 			if s.Remove(m) {
 				removed++
 				if s.Len() == 0 {
-					emptied = true
-					break
+					break // Redis stops at an emptied set
 				}
 			}
 		}
-		return s
+		return removed
 	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return
-	}
-	cl.writeInt(int64(removed))
-	if removed > 0 {
-		cl.notifyRemoved(evSet, "srem", args[1], emptied)
-	}
 }
 
 func cmdSMembers(h *Handler, cl *client, args [][]byte) {
@@ -335,10 +315,6 @@ func cmdSPop(h *Handler, cl *client, args [][]byte) {
 	cl.setEffect(rec)
 }
 
-// srandMaxCount bounds SRANDMEMBER's repeated sampling (negative count), as
-// zrandMaxCount does ZRANDMEMBER's.
-const srandMaxCount = zrandMaxCount
-
 // cmdSRandMember: SRANDMEMBER key [count]; a negative count may repeat
 // members.
 func cmdSRandMember(h *Handler, cl *client, args [][]byte) {
@@ -356,19 +332,15 @@ func cmdSRandMember(h *Handler, cl *client, args [][]byte) {
 		})
 		return
 	}
-	n, ok := ascii.ParseInt(args[2])
-	if !ok {
-		cl.writeError(errNotInteger)
-		return
-	}
-	if n == math.MinInt64 {
-		cl.writeError("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+	n, errText := parseRandCount(args[2])
+	if errText != "" {
+		cl.writeError(errText)
 		return
 	}
 	unique := n >= 0
 	if n < 0 {
 		n = -n
-		if n > srandMaxCount {
+		if n > randMaxCount {
 			cl.writeError("ERR value is out of range")
 			return
 		}
@@ -591,21 +563,7 @@ func cmdSMove(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdSScan(h *Handler, cl *client, args [][]byte) {
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		cl.writeError(errInvalidCursor)
-		return
-	}
-	h.viewSet(cl, args[1], func(s *store.Set) {
-		if s == nil {
-			writeScanPage(cl, 0, nil)
-			return
-		}
-		a, errText := parseScanArgs(args[3:], false)
-		if errText != "" {
-			cl.writeError(errText)
-			return
-		}
+	scanCollection(cl, args, store.KindSet, func(s *store.Set, cursor uint64, a scanArgs) {
 		var page [][]byte
 		next := s.Scan(cursor, a.count, func(m []byte) {
 			if a.match == nil || store.Match(a.match, m) {

@@ -274,15 +274,7 @@ func (cl *client) writeNullArray() {
 // viewZSet runs fn with key's sorted set (nil when missing) under its
 // shard's read lock, or writes WRONGTYPE and returns false.
 func (h *Handler) viewZSet(cl *client, key []byte, fn func(z *store.ZSet)) bool {
-	err := cl.db().View(key, store.KindZSet, func(o store.Object) {
-		z, _ := o.(*store.ZSet)
-		fn(z)
-	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return false
-	}
-	return true
+	return viewCollection(cl, key, store.KindZSet, fn)
 }
 
 func cmdZAdd(h *Handler, cl *client, args [][]byte) { h.zadd(cl, args, false) }
@@ -412,28 +404,15 @@ flags:
 }
 
 func cmdZRem(h *Handler, cl *client, args [][]byte) {
-	removed, emptied := 0, false
-	err := cl.db().Update(args[1], store.KindZSet, 0, func(o store.Object) store.Object {
-		if o == nil {
-			return nil
-		}
-		z := o.(*store.ZSet)
+	removeMembers(cl, args[1], store.KindZSet, evZSet, "zrem", func(z *store.ZSet) int {
+		removed := 0
 		for _, m := range args[2:] {
 			if z.Remove(m) {
 				removed++
 			}
 		}
-		emptied = z.Len() == 0
-		return z
+		return removed
 	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return
-	}
-	cl.writeInt(int64(removed))
-	if removed > 0 {
-		cl.notifyRemoved(evZSet, "zrem", args[1], emptied)
-	}
 }
 
 func cmdZCard(h *Handler, cl *client, args [][]byte) {

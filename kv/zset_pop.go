@@ -176,11 +176,6 @@ func cmdZMPop(h *Handler, cl *client, args [][]byte) {
 	}
 }
 
-// zrandMaxCount bounds ZRANDMEMBER's repeated sampling (negative count):
-// Redis would build any size of reply; Shoal refuses past this many
-// elements rather than hold gigabytes of output.
-const zrandMaxCount = 1 << 22
-
 func cmdZRandMember(h *Handler, cl *client, args [][]byte) {
 	if len(args) == 2 {
 		h.viewZSet(cl, args[1], func(z *store.ZSet) {
@@ -193,13 +188,9 @@ func cmdZRandMember(h *Handler, cl *client, args [][]byte) {
 		})
 		return
 	}
-	l, ok := parseLong(args[2])
-	if !ok {
-		cl.writeError(errNotInteger)
-		return
-	}
-	if l == math.MinInt64 {
-		cl.writeError("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+	l, errText := parseRandCount(args[2])
+	if errText != "" {
+		cl.writeError(errText)
 		return
 	}
 	withScores := false
@@ -214,7 +205,7 @@ func cmdZRandMember(h *Handler, cl *client, args [][]byte) {
 			return
 		}
 	}
-	if l < -zrandMaxCount {
+	if l < -randMaxCount {
 		cl.writeError("ERR value is out of range")
 		return
 	}

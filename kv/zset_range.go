@@ -291,23 +291,7 @@ func cmdZRemRangeByLex(h *Handler, cl *client, args [][]byte) {
 // zremRange removes the ranks span picks and replies how many; event is
 // the command's keyspace event.
 func (h *Handler) zremRange(cl *client, key []byte, event string, span func(z *store.ZSet) (lo, hi int)) {
-	removed, emptied := 0, false
-	err := cl.db().Update(key, store.KindZSet, 0, func(o store.Object) store.Object {
-		if o == nil {
-			return nil
-		}
-		z := o.(*store.ZSet)
-		lo, hi := span(z)
-		removed = z.RemoveRange(lo, hi)
-		emptied = z.Len() == 0
-		return z
+	removeMembers(cl, key, store.KindZSet, evZSet, event, func(z *store.ZSet) int {
+		return z.RemoveRange(span(z))
 	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return
-	}
-	cl.writeInt(int64(removed))
-	if removed > 0 {
-		cl.notifyRemoved(evZSet, event, key, emptied)
-	}
 }
