@@ -7,15 +7,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/shoalkv/shoal/benchmark/internal/chart"
 	"github.com/shoalkv/shoal/benchmark/internal/machine"
 )
 
@@ -137,11 +136,11 @@ func render(dir string, sv saved) error {
 			}
 			b.WriteString("\n")
 			name := fmt.Sprintf("throughput_%s_%s.png", op, s)
-			if err := chart(filepath.Join(dir, name), c, m, s, op, "calls/s", func(x cell) float64 { return x.Throughput }); err != nil {
+			if err := drawChart(filepath.Join(dir, name), c, m, s, op, "calls/s", func(x cell) float64 { return x.Throughput }); err != nil {
 				return err
 			}
 			cpuName := fmt.Sprintf("client_cpu_%s_%s.png", op, s)
-			if err := chart(filepath.Join(dir, cpuName), c, m, s, op, "client CPU µs per call", func(x cell) float64 { return x.ClientCPUus }); err != nil {
+			if err := drawChart(filepath.Join(dir, cpuName), c, m, s, op, "client CPU µs per call", func(x cell) float64 { return x.ClientCPUus }); err != nil {
 				return err
 			}
 			fmt.Fprintf(&b, "![%s on %s: calls/s](%s) ![%s on %s: client CPU per call](%s)\n\n", op, s, name, op, s, cpuName)
@@ -174,17 +173,13 @@ func goals(b *strings.Builder, c config, m map[key]cell) {
 	b.WriteString("\n")
 }
 
-func chart(file string, c config, m map[key]cell, server, op, what string, value func(cell) float64) error {
+func drawChart(file string, c config, m map[key]cell, server, op, what string, value func(cell) float64) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s on %s: %s against goroutines", strings.ToUpper(op), server, what)
 	p.X.Label.Text = "goroutines (one call at a time each)"
 	p.Y.Label.Text = what
 	p.X.Scale = plot.LogScale{}
-	var ticks plot.ConstantTicks
-	for _, g := range c.Goroutines {
-		ticks = append(ticks, plot.Tick{Value: float64(g), Label: strconv.Itoa(g)})
-	}
-	p.X.Tick.Marker = ticks
+	p.X.Tick.Marker = chart.IntTicks(c.Goroutines)
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = true
@@ -198,15 +193,9 @@ func chart(file string, c config, m map[key]cell, server, op, what string, value
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
+		if _, err := chart.AddSeries(p, i, cl, pts); err != nil {
 			return err
 		}
-		line.Color = plotutil.Color(i)
-		points.Color = plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		p.Legend.Add(cl, line, points)
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, file)
 }

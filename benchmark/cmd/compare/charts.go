@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/shoalkv/shoal/benchmark/internal/chart"
 )
 
 // charts draws throughput against pipeline depth (one chart per command and connection
@@ -62,11 +64,7 @@ func (r *results) throughputChart(file, op string, conns int, pipes []int) error
 	p.X.Label.Text = "pipeline depth"
 	p.Y.Label.Text = "requests/s"
 	p.X.Scale = plot.LogScale{}
-	var ticks plot.ConstantTicks
-	for _, d := range pipes {
-		ticks = append(ticks, plot.Tick{Value: float64(d), Label: strconv.Itoa(d)})
-	}
-	p.X.Tick.Marker = ticks
+	p.X.Tick.Marker = chart.IntTicks(pipes)
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = true
@@ -76,16 +74,11 @@ func (r *results) throughputChart(file, op string, conns int, pipes []int) error
 			w := workload{op, conns, d}
 			pts = append(pts, plotter.XY{X: float64(d), Y: r.summarize(s, "closed", &w).Throughput})
 		}
-		line, points, err := plotter.NewLinePoints(pts)
+		line, err := chart.AddSeries(p, i, s, pts)
 		if err != nil {
 			return err
 		}
-		line.Color = plotutil.Color(i)
 		line.Width = vg.Points(1.5)
-		points.Color = plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		p.Legend.Add(s, line, points)
 	}
 	p.Add(plotter.NewGrid())
 	return p.Save(6*vg.Inch, 4*vg.Inch, file)
@@ -100,11 +93,7 @@ func (r *results) cpuChart(file, op string) error {
 	p.X.Label.Text = "pipeline depth"
 	p.Y.Label.Text = "µs CPU / request"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	var ticks plot.ConstantTicks
-	for _, d := range pipes {
-		ticks = append(ticks, plot.Tick{Value: float64(d), Label: strconv.Itoa(d)})
-	}
-	p.X.Tick.Marker = ticks
+	p.X.Tick.Marker = chart.IntTicks(pipes)
 	p.Legend.Top = true
 	for i, s := range r.Servers {
 		for j, c := range conns {
@@ -118,16 +107,12 @@ func (r *results) cpuChart(file, op string) error {
 			if len(pts) == 0 {
 				continue
 			}
-			line, points, err := plotter.NewLinePoints(pts)
+			line, err := chart.AddSeries(p, i, fmt.Sprintf("%s c=%d", s, c), pts)
 			if err != nil {
 				return err
 			}
-			line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
 			line.Width = vg.Points(1.5)
 			line.Dashes = plotutil.Dashes(j)
-			points.Shape = plotutil.Shape(i)
-			p.Add(line, points)
-			p.Legend.Add(fmt.Sprintf("%s c=%d", s, c), line, points)
 		}
 	}
 	p.Y.Tick.Marker = niceLogTicks(p.Y.Min, p.Y.Max)

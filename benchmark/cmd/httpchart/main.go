@@ -18,8 +18,9 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/shoalkv/shoal/benchmark/internal/chart"
 )
 
 func main() {
@@ -95,17 +96,13 @@ func draw(in, out string) error {
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
+		line, err := chart.AddSeries(p, i, name, pts)
 		if err != nil {
 			return err
 		}
-		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
 		if strings.HasPrefix(name, "wrk:") {
 			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		}
-		p.Add(line, points)
-		p.Legend.Add(name, line, points)
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, out)
 }
