@@ -63,6 +63,7 @@ var (
 	eventually           = eventloop.WaitFor
 	kiloRequests         = eventloop.KiloRequests
 	readKilo             = eventloop.ReadKiloReplies
+	numberedLines        = eventloop.NumberedLines
 	eachLine             = eventloop.EachLine
 	stall                = eventloop.StallLoop
 	cpuTime              = eventloop.CPUTime

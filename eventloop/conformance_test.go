@@ -25,14 +25,11 @@ func TestConformEcho(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
 		s := e.start(t, lines{newRecorder()}, eventloop.Options{})
 		c := dialServer(t, s)
-		var req bytes.Buffer
-		for i := 0; i < 200; i++ {
-			fmt.Fprintf(&req, "line %d of the pipeline\n", i)
+		req := numberedLines("line %d of the pipeline\n", 200)
+		for i := 0; i < len(req); i++ {
+			c.Write(req[i : i+1])
 		}
-		for i := 0; i < req.Len(); i++ {
-			c.Write(req.Bytes()[i : i+1])
-		}
-		if got := readFull(t, c, req.Len()); !bytes.Equal(got, req.Bytes()) {
+		if got := readFull(t, c, len(req)); !bytes.Equal(got, req) {
 			t.Fatalf("echo damaged: %q", got[:64])
 		}
 	})
@@ -44,12 +41,9 @@ func TestConformManyRequestsInOneRead(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
 		s := e.start(t, lines{newRecorder()}, eventloop.Options{})
 		c := dialServer(t, s)
-		var req bytes.Buffer
-		for i := 0; i < 5000; i++ {
-			fmt.Fprintf(&req, "%05d\n", i)
-		}
-		c.Write(append(req.Bytes(), "parti"...))
-		if got := readFull(t, c, req.Len()); !bytes.Equal(got, req.Bytes()) {
+		req := numberedLines("%05d\n", 5000)
+		c.Write(append(req, "parti"...))
+		if got := readFull(t, c, len(req)); !bytes.Equal(got, req) {
 			t.Fatal("replies damaged or out of order")
 		}
 		c.Write([]byte("al\n"))
@@ -67,16 +61,13 @@ func TestConformRepliesOfOneReadGoOutInOneWrite(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
 		s := e.start(t, lines{newRecorder()}, eventloop.Options{Loops: 1})
 		c := dialServer(t, s)
-		var req bytes.Buffer
-		for i := 0; i < 1000; i++ {
-			fmt.Fprintf(&req, "%04d\n", i)
-		}
+		req := numberedLines("%04d\n", 1000)
 		readFull(t, c, len(lineRoundTrip(t, c))) // warm up: the connection is registered
 		before := writeSyscalls(t)
-		c.Write(req.Bytes())
-		got := readFull(t, c, req.Len())
+		c.Write(req)
+		got := readFull(t, c, len(req))
 		after := writeSyscalls(t)
-		if !bytes.Equal(got, req.Bytes()) {
+		if !bytes.Equal(got, req) {
 			t.Fatal("replies damaged")
 		}
 		// One write by the client, one or a few by the server, and what the

@@ -84,13 +84,8 @@ func readKiloReplies(t *testing.T, c net.Conn, n int) {
 	}
 }
 
-func kiloRequests(n int) []byte {
-	var req bytes.Buffer
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&req, "r%d\n", i)
-	}
-	return req.Bytes()
-}
+// kiloRequests is n requests for kiloReply: "r0\n" to "r<n-1>\n".
+func kiloRequests(n int) []byte { return numberedLines("r%d\n", n) }
 
 // TestShutdownAnswersDeepPipelineOfBigReplies: 20,000 requests with 1 KiB
 // replies (20 MiB, far more than the socket buffers hold) are in the

@@ -65,12 +65,9 @@ func TestPipelinedByteAtATime(t *testing.T) {
 func TestManyRequestsInOneRead(t *testing.T) {
 	s := startServer(t, &lineEcho{}, Options{})
 	c := dial(t, s)
-	var req bytes.Buffer
-	for i := 0; i < 10000; i++ {
-		fmt.Fprintf(&req, "%d\n", i)
-	}
-	go c.Write(req.Bytes())
-	if got := readN(t, c, req.Len()); !bytes.Equal(got, req.Bytes()) {
+	req := numberedLines("%d\n", 10000)
+	go c.Write(req)
+	if got := readN(t, c, len(req)); !bytes.Equal(got, req) {
 		t.Fatal("replies out of order or damaged")
 	}
 }
@@ -93,12 +90,9 @@ func TestRepliesOfOneReadGoOutInOneWrite(t *testing.T) {
 	s := startServer(t, h, Options{Loops: 1})
 	client := dial(t, s)
 	c := <-h.conns
-	var req bytes.Buffer
-	for i := 0; i < 1000; i++ {
-		fmt.Fprintf(&req, "%04d\n", i)
-	}
-	client.Write(req.Bytes())
-	if got := readN(t, client, req.Len()); !bytes.Equal(got, req.Bytes()) {
+	req := numberedLines("%04d\n", 1000)
+	client.Write(req)
+	if got := readN(t, client, len(req)); !bytes.Equal(got, req) {
 		t.Fatal("replies damaged")
 	}
 	writes := make(chan int)

@@ -13,6 +13,7 @@ var (
 	ServeSized           = serveSized
 	KiloRequests         = kiloRequests
 	ReadKiloReplies      = readKiloReplies
+	NumberedLines        = numberedLines
 	EachLine             = eachLine
 	CPUTime              = cpuTime
 	StallLoop            = stallLoop

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -105,6 +106,15 @@ func dial(t testing.TB, s *Server) net.Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// numberedLines is n requests: format, with one %d verb, for 0 to n-1.
+func numberedLines(format string, n int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, format, i)
+	}
+	return b.Bytes()
 }
 
 // shutdownInBackground starts s.Shutdown with a context that ends after

@@ -62,16 +62,13 @@ func TestShutdownAnswersWhatItReceived(t *testing.T) {
 	go func() { served <- s.Serve() }()
 	waitFor(t, "listening", func() bool { return s.Addr() != nil })
 	c := dial(t, s)
-	var req bytes.Buffer
-	for i := 0; i < 2000; i++ {
-		fmt.Fprintf(&req, "line %d\n", i)
-	}
-	if _, err := c.Write(req.Bytes()); err != nil {
+	req := numberedLines("line %d\n", 2000)
+	if _, err := c.Write(req); err != nil {
 		t.Fatal(err)
 	}
 	<-h.received
 	shut := shutdownInBackground(s, 10*time.Second)
-	if got := readN(t, c, req.Len()); !bytes.Equal(got, req.Bytes()) {
+	if got := readN(t, c, len(req)); !bytes.Equal(got, req) {
 		t.Fatal("replies to requests sent before shutdown are missing or damaged")
 	}
 	expectEOF(t, c)

@@ -13,24 +13,16 @@ import (
 // (unix.RawSyscall): that bookkeeping, and the P hand-offs sysmon makes
 // when it finds the loop "in a syscall", cost more than the copy itself
 // for small requests.
-func readFd(fd int, p []byte) (int, error) {
-	var ptr unsafe.Pointer
-	if len(p) > 0 {
-		ptr = unsafe.Pointer(&p[0])
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(ptr), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
+func readFd(fd int, p []byte) (int, error)  { return rawIO(unix.SYS_READ, fd, p) }
+func writeFd(fd int, p []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, p) }
 
-func writeFd(fd int, p []byte) (int, error) {
+// rawIO is read(2) or write(2), as trap says, of p on fd.
+func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	var ptr unsafe.Pointer
 	if len(p) > 0 {
 		ptr = unsafe.Pointer(&p[0])
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(ptr), uintptr(len(p)))
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(ptr), uintptr(len(p)))
 	if e != 0 {
 		return 0, e
 	}
