@@ -45,8 +45,8 @@ type Conn struct {
 	ln  *listener  // immutable: where c was accepted, whose Handler serves it
 	fd  int        // immutable
 
-	// Loop goroutine only. On another engine only ctx is used: the
-	// engine keeps the rest of its connection's state itself.
+	// Loop goroutine only. On another engine only ctx of these is used:
+	// the engine keeps the rest of its connection's state itself.
 	ctx        any
 	in         *bytebufferpool.ByteBuffer // unconsumed input; nil when none
 	out        *bytebufferpool.ByteBuffer // output, written from outPos on; nil when none
