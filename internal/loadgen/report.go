@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -109,12 +110,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	tw.Flush()
 	if len(r.ErrorsByKind) > 0 {
 		b.WriteString("\nerrors by kind:\n")
-		kinds := make([]string, 0, len(r.ErrorsByKind))
-		for k := range r.ErrorsByKind {
-			kinds = append(kinds, k)
-		}
-		slices.Sort(kinds)
-		for _, k := range kinds {
+		for _, k := range slices.Sorted(maps.Keys(r.ErrorsByKind)) {
 			fmt.Fprintf(&b, "  %-40s %d\n", k, r.ErrorsByKind[k])
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -143,12 +144,7 @@ func writeMarkdown(w io.Writer, r *Report, chart string) error {
 	for _, x := range runs {
 		if len(x.ErrorsByKind) > 0 {
 			fmt.Fprintf(&b, "\nErrors of %s by kind:\n\n", serverName(x.Server))
-			kinds := make([]string, 0, len(x.ErrorsByKind))
-			for k := range x.ErrorsByKind {
-				kinds = append(kinds, k)
-			}
-			slices.Sort(kinds)
-			for _, k := range kinds {
+			for _, k := range slices.Sorted(maps.Keys(x.ErrorsByKind)) {
 				fmt.Fprintf(&b, "- %s: %d\n", k, x.ErrorsByKind[k])
 			}
 		}
