@@ -128,14 +128,21 @@ func TestPipelineRepliesInOrder(t *testing.T) {
 	})
 }
 
+// dial connects to addr; the connection closes when the test ends.
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // Commands split at every byte boundary must still be answered exactly once each.
 func TestCommandsSplitAcrossReads(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, addr string) {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dial(t, addr)
 		req := resp.AppendCommand(nil, "SET", "k", "hello")
 		req = resp.AppendCommand(req, "GET", "k")
 		req = append(req, "PING\r\n"...) // inline
@@ -156,11 +163,7 @@ func TestCommandsSplitAcrossReads(t *testing.T) {
 
 func TestProtocolErrorClosesConnection(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, addr string) {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dial(t, addr)
 		c.Write([]byte("*1\r\n$x\r\n"))
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		got, err := io.ReadAll(c)
