@@ -109,33 +109,33 @@ func (c *lzfCompressor) compress(dst, in []byte, limit int) ([]byte, bool) {
 		if op >= limit {
 			return dst, false
 		}
-		lit++
-		out[op] = in[ip]
-		op++
+		op, lit = lzfLiteral(out, op, lit, in[ip])
 		ip++
-		if lit == lzfMaxLiteral {
-			out[op-lit-1] = byte(lit - 1)
-			lit = 0
-			op++
-		}
 	}
 	if op+3 > limit {
 		return dst, false
 	}
-	for ip < end {
-		lit++
-		out[op] = in[ip]
-		op++
-		ip++
-		if lit == lzfMaxLiteral {
-			out[op-lit-1] = byte(lit - 1)
-			lit = 0
-			op++
-		}
+	for ; ip < end; ip++ {
+		op, lit = lzfLiteral(out, op, lit, in[ip])
 	}
 	out[op-lit-1] = byte(lit - 1)
 	op -= oneIf(lit == 0)
 	return append(dst, out[:op]...), true
+}
+
+// lzfLiteral writes b at out[op] as the next byte of the literal run of lit
+// bytes written so far, closing the run when it reaches lzfMaxLiteral and
+// leaving room for the next run's header; it returns the new op and lit.
+func lzfLiteral(out []byte, op, lit int, b byte) (int, int) {
+	out[op] = b
+	op++
+	lit++
+	if lit == lzfMaxLiteral {
+		out[op-lit-1] = byte(lit - 1)
+		lit = 0
+		op++
+	}
+	return op, lit
 }
 
 // lzfMatch is how many bytes match at ref and ip, counted as liblzf counts

@@ -16,20 +16,10 @@ const (
 	OpPing Op = 4
 )
 
+var opNames = [...]string{OpGet: "GET", OpSet: "SET", OpDel: "DEL", OpPing: "PING"}
+
 // String returns the opcode's name, or "Op(n)" for an unknown one.
-func (o Op) String() string {
-	switch o {
-	case OpGet:
-		return "GET"
-	case OpSet:
-		return "SET"
-	case OpDel:
-		return "DEL"
-	case OpPing:
-		return "PING"
-	}
-	return fmt.Sprintf("Op(%d)", uint8(o))
-}
+func (o Op) String() string { return nameOf(opNames[:], uint8(o), "Op") }
 
 // Status is a response status.
 type Status uint8
@@ -41,17 +31,17 @@ const (
 	StatusError    Status = 2
 )
 
+var statusNames = [...]string{StatusOK: "OK", StatusNotFound: "NOT_FOUND", StatusError: "ERROR"}
+
 // String returns the status's name, or "Status(n)" for an unknown one.
-func (s Status) String() string {
-	switch s {
-	case StatusOK:
-		return "OK"
-	case StatusNotFound:
-		return "NOT_FOUND"
-	case StatusError:
-		return "ERROR"
+func (s Status) String() string { return nameOf(statusNames[:], uint8(s), "Status") }
+
+// nameOf returns names[v], or typ(v) when v has no name.
+func nameOf(names []string, v uint8, typ string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
-	return fmt.Sprintf("Status(%d)", uint8(s))
+	return fmt.Sprintf("%s(%d)", typ, v)
 }
 
 // Header sizes and the largest lengths the fields can carry.

@@ -26,24 +26,9 @@ func FuzzDecodeRequest(f *testing.F) {
 	requestSeeds(f)
 	d := Decoder{Limits: Limits{MaxKeyLen: 1024, MaxValueLen: 4096}}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for len(in) > 0 {
-			var req Request
-			n, err := d.DecodeRequest(in, &req)
-			if err != nil {
-				if n != 0 {
-					t.Fatalf("error %v with n=%d", err, n)
-				}
-				return
-			}
-			if n <= 0 || n > len(in) {
-				t.Fatalf("n=%d for %d bytes", n, len(in))
-			}
-			again, err := AppendRequest(nil, req.Op, req.Key, req.Value)
-			if err != nil || !bytes.Equal(again, in[:n]) {
-				t.Fatalf("re-encode mismatch: %v", err)
-			}
-			in = in[n:]
-		}
+		checkDecodes(t, in, d.DecodeRequest, func(r *Request) ([]byte, error) {
+			return AppendRequest(nil, r.Op, r.Key, r.Value)
+		})
 	})
 }
 
@@ -59,23 +44,33 @@ func FuzzDecodeResponse(f *testing.F) {
 	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff})
 	d := Decoder{Limits: Limits{MaxValueLen: 4096}}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for len(in) > 0 {
-			var r Response
-			n, err := d.DecodeResponse(in, &r)
-			if err != nil {
-				if n != 0 {
-					t.Fatalf("error %v with n=%d", err, n)
-				}
-				return
-			}
-			if n <= 0 || n > len(in) {
-				t.Fatalf("n=%d for %d bytes", n, len(in))
-			}
-			again, err := AppendResponse(nil, r.Status, r.Value)
-			if err != nil || !bytes.Equal(again, in[:n]) {
-				t.Fatalf("re-encode mismatch: %v", err)
-			}
-			in = in[n:]
-		}
+		checkDecodes(t, in, d.DecodeResponse, func(r *Response) ([]byte, error) {
+			return AppendResponse(nil, r.Status, r.Value)
+		})
 	})
+}
+
+// checkDecodes decodes in frame after frame until it ends or a frame fails, and
+// checks each: a failure consumes nothing, a success consumes part of what is
+// left, and what decodes re-encodes to the bytes it came from.
+func checkDecodes[M any](t *testing.T, in []byte, decode func([]byte, *M) (int, error), encode func(*M) ([]byte, error)) {
+	t.Helper()
+	for len(in) > 0 {
+		var m M
+		n, err := decode(in, &m)
+		if err != nil {
+			if n != 0 {
+				t.Fatalf("error %v with n=%d", err, n)
+			}
+			return
+		}
+		if n <= 0 || n > len(in) {
+			t.Fatalf("n=%d for %d bytes", n, len(in))
+		}
+		again, err := encode(&m)
+		if err != nil || !bytes.Equal(again, in[:n]) {
+			t.Fatalf("re-encode mismatch: %v", err)
+		}
+		in = in[n:]
+	}
 }

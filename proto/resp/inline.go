@@ -132,60 +132,42 @@ func (p *Parser) unquote(line []byte, start int) (arg []byte, next int, ok bool)
 	}
 	out := q.scratch[len(q.scratch):]
 	i := start
-	inDouble, inSingle := false, false
+	quote := byte(0) // the quote of the quoted part i is in, 0 outside one
 	for {
-		switch {
-		case inDouble:
-			if i >= len(line) {
-				return nil, 0, false
-			}
-			c := line[i]
-			switch {
-			case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && ascii.Unhex(line[i+2]) >= 0 && ascii.Unhex(line[i+3]) >= 0:
-				out = append(out, byte(ascii.Unhex(line[i+2])<<4|ascii.Unhex(line[i+3])))
-				i += 4
-			case c == '\\' && i+1 < len(line):
-				out = append(out, unescape(line[i+1]))
-				i += 2
-			case c == '"':
-				if i+1 < len(line) && !isSpace(line[i+1]) {
-					return nil, 0, false
-				}
-				return p.keep(out), i + 1, true
-			default:
-				out = append(out, c)
-				i++
-			}
-		case inSingle:
-			if i >= len(line) {
-				return nil, 0, false
-			}
-			c := line[i]
-			switch {
-			case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-				out = append(out, '\'')
-				i += 2
-			case c == '\'':
-				if i+1 < len(line) && !isSpace(line[i+1]) {
-					return nil, 0, false
-				}
-				return p.keep(out), i + 1, true
-			default:
-				out = append(out, c)
-				i++
-			}
-		default:
+		if quote == 0 {
 			if i >= len(line) || endsBare(line[i]) {
 				return p.keep(out), i, true
 			}
 			switch c := line[i]; c {
-			case '"':
-				inDouble = true
-			case '\'':
-				inSingle = true
+			case '"', '\'':
+				quote = c
 			default:
 				out = append(out, c)
 			}
+			i++
+			continue
+		}
+		if i >= len(line) {
+			return nil, 0, false // unterminated quotes
+		}
+		c := line[i]
+		switch {
+		case c == quote:
+			if i+1 < len(line) && !isSpace(line[i+1]) {
+				return nil, 0, false
+			}
+			return p.keep(out), i + 1, true
+		case quote == '"' && c == '\\' && i+3 < len(line) && line[i+1] == 'x' && ascii.Unhex(line[i+2]) >= 0 && ascii.Unhex(line[i+3]) >= 0:
+			out = append(out, byte(ascii.Unhex(line[i+2])<<4|ascii.Unhex(line[i+3])))
+			i += 4
+		case quote == '"' && c == '\\' && i+1 < len(line):
+			out = append(out, unescape(line[i+1]))
+			i += 2
+		case quote == '\'' && c == '\\' && i+1 < len(line) && line[i+1] == '\'':
+			out = append(out, '\'')
+			i += 2
+		default:
+			out = append(out, c)
 			i++
 		}
 	}
