@@ -95,12 +95,8 @@ func clientField(t *testing.T, ctl *shoaltest.RawConn, name, field string) strin
 // address, class and the bytes pending; the publisher never waits.
 func TestStalledSubscriberClosedAtPubsubHardLimit(t *testing.T) {
 	var log logtest.Log
-	s := shoaltest.Start(t, shoaltest.Options{KV: kv.Options{Logger: log.Logger()}})
-	ctl := shoaltest.Dial(t, s.Addr)
+	s, ctl := startConfigured(t, shoaltest.Options{KV: kv.Options{Logger: log.Logger()}}, "client-output-buffer-limit", "pubsub 2mb 0 0")
 	const limit = 2 << 20
-	if r := ctl.Do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 2mb 0 0"); r != "+OK\r\n" {
-		t.Fatal(r)
-	}
 	sub := stalledSubscriber(t, s.Addr, "stalled", "feed", true)
 	subID := clientField(t, ctl, "stalled", "id")
 	pub := shoaltest.Dial(t, s.Addr)
@@ -201,11 +197,7 @@ func gathered(t *testing.T, s *shoaltest.Server, name, label string) float64 {
 // subscriber has soft-seconds to catch up; then it is closed.
 func TestStalledSubscriberClosedAfterSoftLimitSeconds(t *testing.T) {
 	var log logtest.Log
-	s := shoaltest.Start(t, shoaltest.Options{KV: kv.Options{Logger: log.Logger()}})
-	ctl := shoaltest.Dial(t, s.Addr)
-	if r := ctl.Do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 1mb 1"); r != "+OK\r\n" {
-		t.Fatal(r)
-	}
+	s, ctl := startConfigured(t, shoaltest.Options{KV: kv.Options{Logger: log.Logger()}}, "client-output-buffer-limit", "pubsub 0 1mb 1")
 	stalledSubscriber(t, s.Addr, "soft", "feed", false)
 	pub := shoaltest.Dial(t, s.Addr)
 	msg := strings.Repeat("m", 64<<10)
@@ -246,11 +238,7 @@ func TestStalledSubscriberClosedAfterSoftLimitSeconds(t *testing.T) {
 // subscribed and unsubscribed gets a large reply it reads slowly, and is
 // not closed.
 func TestUnsubscribedClientIsNormalAgain(t *testing.T) {
-	s := shoaltest.Start(t, shoaltest.Options{})
-	ctl := shoaltest.Dial(t, s.Addr)
-	if r := ctl.Do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 64kb 0 0"); r != "+OK\r\n" {
-		t.Fatal(r)
-	}
+	s, ctl := startConfigured(t, shoaltest.Options{}, "client-output-buffer-limit", "pubsub 64kb 0 0")
 	big := strings.Repeat("v", 512<<10)
 	ctl.Do("SET", "big", big)
 	c := shoaltest.Dial(t, s.Addr)
@@ -276,13 +264,8 @@ func TestUnsubscribedClientIsNormalAgain(t *testing.T) {
 // all clients' buffers pass it; INFO counts it in evicted_clients.
 func TestMaxmemoryClientsEvictsTheLargest(t *testing.T) {
 	var log logtest.Log
-	s := shoaltest.Start(t, shoaltest.Options{KV: kv.Options{Logger: log.Logger()}})
-	ctl := shoaltest.Dial(t, s.Addr)
-	for _, kv := range [][2]string{{"client-output-buffer-limit", "pubsub 0 0 0"}, {"maxmemory-clients", "4mb"}} {
-		if r := ctl.Do("CONFIG", "SET", kv[0], kv[1]); r != "+OK\r\n" {
-			t.Fatal(r)
-		}
-	}
+	s, ctl := startConfigured(t, shoaltest.Options{KV: kv.Options{Logger: log.Logger()}},
+		"client-output-buffer-limit", "pubsub 0 0 0", "maxmemory-clients", "4mb")
 	stalledSubscriber(t, s.Addr, "big", "a", false)
 	stalledSubscriber(t, s.Addr, "small", "b", false)
 	pub := shoaltest.Dial(t, s.Addr)
@@ -290,13 +273,7 @@ func TestMaxmemoryClientsEvictsTheLargest(t *testing.T) {
 	for i := 0; i < 5; i++ { // 500 KB to the small one
 		pub.Do("PUBLISH", "b", msg)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for numsub(t, ctl, "a") == 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("no client was evicted 20 s after all clients' buffers passed maxmemory-clients")
-		}
-		pub.Do("PUBLISH", "a", msg)
-	}
+	publishUntilGone(t, ctl, pub, "a", msg, "no client was evicted 20 s after all clients' buffers passed maxmemory-clients")
 	if numsub(t, ctl, "b") != 1 {
 		t.Error("the smaller subscriber was evicted too")
 	}
@@ -317,13 +294,7 @@ func TestMaxmemoryClientsEvictsTheLargest(t *testing.T) {
 // under noeviction writes fail with OOM while it holds the memory and
 // succeed once it is gone.
 func TestClientBuffersCountAgainstMaxmemory(t *testing.T) {
-	s := shoaltest.Start(t, shoaltest.Options{})
-	ctl := shoaltest.Dial(t, s.Addr)
-	for _, kv := range [][2]string{{"client-output-buffer-limit", "pubsub 0 0 0"}, {"maxmemory", "8mb"}} {
-		if r := ctl.Do("CONFIG", "SET", kv[0], kv[1]); r != "+OK\r\n" {
-			t.Fatal(r)
-		}
-	}
+	s, ctl := startConfigured(t, shoaltest.Options{}, "client-output-buffer-limit", "pubsub 0 0 0", "maxmemory", "8mb")
 	sub := stalledSubscriber(t, s.Addr, "hog", "a", false)
 	pub := shoaltest.Dial(t, s.Addr)
 	msg := strings.Repeat("m", 100<<10)
@@ -347,6 +318,33 @@ func TestClientBuffersCountAgainstMaxmemory(t *testing.T) {
 			t.Fatalf("SET after the subscriber left: %q", r)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startConfigured starts a Shoal and CONFIG SETs each parameter and value
+// of config through a control connection, which it returns with the server.
+func startConfigured(t *testing.T, o shoaltest.Options, config ...string) (*shoaltest.Server, *rawConn) {
+	t.Helper()
+	s := shoaltest.Start(t, o)
+	ctl := shoaltest.Dial(t, s.Addr)
+	for i := 0; i+1 < len(config); i += 2 {
+		if r := ctl.Do("CONFIG", "SET", config[i], config[i+1]); r != "+OK\r\n" {
+			t.Fatalf("CONFIG SET %s %q: %q", config[i], config[i+1], r)
+		}
+	}
+	return s, ctl
+}
+
+// publishUntilGone publishes msg to channel until its subscriber is closed,
+// failing the test with failure if that takes more than 20 s.
+func publishUntilGone(t *testing.T, ctl, pub *rawConn, channel, msg, failure string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for numsub(t, ctl, channel) == 1 {
+		if time.Now().After(deadline) {
+			t.Fatal(failure)
+		}
+		pub.Do("PUBLISH", channel, msg)
 	}
 }
 
@@ -374,13 +372,7 @@ func waitLog(t *testing.T, log *logtest.Log, want string) {
 // over the limit, the largest client that is not exempt is closed, and
 // the exempt one, larger, stays.
 func TestNoEvictClientIsPassedOver(t *testing.T) {
-	s := shoaltest.Start(t, shoaltest.Options{})
-	ctl := shoaltest.Dial(t, s.Addr)
-	for _, kv := range [][2]string{{"client-output-buffer-limit", "pubsub 0 0 0"}, {"maxmemory-clients", "4mb"}} {
-		if r := ctl.Do("CONFIG", "SET", kv[0], kv[1]); r != "+OK\r\n" {
-			t.Fatal(r)
-		}
-	}
+	s, ctl := startConfigured(t, shoaltest.Options{}, "client-output-buffer-limit", "pubsub 0 0 0", "maxmemory-clients", "4mb")
 	exempt := stalledSubscriber(t, s.Addr, "exempt", "a", true) // RESP3: it may send commands while subscribed
 	if _, err := exempt.Write([]byte("CLIENT NO-EVICT on\r\n")); err != nil {
 		t.Fatal(err)
@@ -398,13 +390,7 @@ func TestNoEvictClientIsPassedOver(t *testing.T) {
 	for i := 0; i < 80; i++ { // 8 MB to the exempt one: over the limit by itself
 		pub.Do("PUBLISH", "a", msg)
 	}
-	deadline = time.Now().Add(20 * time.Second)
-	for numsub(t, ctl, "b") == 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the client that was not exempt was not evicted")
-		}
-		pub.Do("PUBLISH", "b", msg)
-	}
+	publishUntilGone(t, ctl, pub, "b", msg, "the client that was not exempt was not evicted")
 	if numsub(t, ctl, "a") != 1 {
 		t.Fatal("the NO-EVICT client was evicted")
 	}
