@@ -53,9 +53,7 @@ func TestServedPopFailsWatch(t *testing.T) {
 	waiter := oneConn(t, srv.addr, 2)
 	pusher := oneConn(t, srv.addr, 2)
 	watcher := oneConn(t, srv.addr, 2)
-	done := make(chan string, 1)
-	go func() { done <- waiter.BLMove(ctx, "q", "dst", "LEFT", "RIGHT", 0).Val() }()
-	waitBlocked(t, pusher, 1)
+	done := startBlocked(t, pusher, func() string { return waiter.BLMove(ctx, "q", "dst", "LEFT", "RIGHT", 0).Val() })
 	err := watcher.Watch(ctx, func(tx *redis.Tx) error {
 		if n := pusher.RPush(ctx, "q", "v").Val(); n != 1 {
 			t.Errorf("RPUSH = %d", n)

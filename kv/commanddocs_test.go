@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
 )
 
@@ -19,11 +18,7 @@ import (
 // there.
 func TestCommandDocsMatchRedis(t *testing.T) {
 	ctx := context.Background()
-	ref := redis.NewClient(&redis.Options{Addr: startRedis(t), Protocol: 2})
-	defer ref.Close()
-	srv := startShoal(t, kv.Options{}, eventloop.Options{})
-	ours := redis.NewClient(&redis.Options{Addr: srv.addr, Protocol: 2})
-	defer ours.Close()
+	ref, ours := redisAndShoal(t)
 
 	// Commands newer than Redis 7.0, which therefore cannot be compared.
 	newer := map[string]bool{"client|setinfo": true}

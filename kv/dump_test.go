@@ -183,11 +183,7 @@ func describe(t *testing.T, c *redis.Client, key string) string {
 // both ways, ends up the same value in the same encoding with its TTL.
 func TestDumpRestoreBetweenRedisAndShoal(t *testing.T) {
 	ctx := context.Background()
-	ref := redis.NewClient(&redis.Options{Addr: startRedis(t), Protocol: 2})
-	defer ref.Close()
-	srv := startShoal(t, kv.Options{}, eventloop.Options{})
-	ours := redis.NewClient(&redis.Options{Addr: srv.addr, Protocol: 2})
-	defer ours.Close()
+	ref, ours := redisAndShoal(t)
 	for _, dir := range []struct {
 		name     string
 		from, to *redis.Client

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -21,30 +20,10 @@ import (
 // membership, and what SPOP leaves behind.
 func TestGoRedisHashesAndSets(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
-	for _, proto := range []int{3, 2} {
-		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
-			rdb := redis.NewClient(&redis.Options{Addr: srv.addr, Protocol: proto})
-			defer rdb.Close()
-			testGoRedisHashes(t, rdb)
-			testGoRedisSets(t, rdb)
-		})
-	}
-}
-
-func goredisHelpers(t *testing.T) (check func(string, error), eq func(string, any, any)) {
-	check = func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eq = func(what string, got, want any) {
-		t.Helper()
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s = %v, want %v", what, got, want)
-		}
-	}
-	return check, eq
+	forEachProtocol(t, redis.Options{Addr: srv.addr}, func(t *testing.T, rdb *redis.Client, _ int) {
+		testGoRedisHashes(t, rdb)
+		testGoRedisSets(t, rdb)
+	})
 }
 
 func testGoRedisHashes(t *testing.T, rdb *redis.Client) {

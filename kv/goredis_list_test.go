@@ -32,6 +32,31 @@ func oneConn(t *testing.T, addr string, proto int) *redis.Client {
 	return rdb
 }
 
+// eachProtocolConn starts a Shoal on two loops and runs fn with a oneConn
+// client speaking RESP2, then with one speaking RESP3, each after a
+// FLUSHALL.
+func eachProtocolConn(t *testing.T, fn func(rdb *redis.Client, proto int)) {
+	t.Helper()
+	srv := startLoops(t, 2)
+	for _, proto := range []int{2, 3} {
+		rdb := oneConn(t, srv.addr, proto)
+		if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+			t.Fatalf("resp%d FLUSHALL: %v", proto, err)
+		}
+		fn(rdb, proto)
+	}
+}
+
+// startBlocked runs pop, a blocking command, in its own goroutine and
+// returns once observer sees it blocked; the channel gets pop's result.
+func startBlocked[T any](t *testing.T, observer *redis.Client, pop func() T) <-chan T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- pop() }()
+	waitBlocked(t, observer, 1)
+	return done
+}
+
 func blockedClients(t *testing.T, rdb *redis.Client) int {
 	t.Helper()
 	info, err := rdb.Info(context.Background(), "clients").Result()
@@ -63,11 +88,8 @@ func waitBlocked(t *testing.T, rdb *redis.Client, n int) {
 // TestGoRedisLists drives the list family through go-redis's typed API in
 // RESP2 and RESP3.
 func TestGoRedisLists(t *testing.T) {
-	srv := startLoops(t, 2)
 	ctx := context.Background()
-	for _, proto := range []int{2, 3} {
-		rdb := oneConn(t, srv.addr, proto)
-		rdb.FlushAll(ctx)
+	eachProtocolConn(t, func(rdb *redis.Client, proto int) {
 		if n := rdb.RPush(ctx, "l", "a", "b", "c", "d").Val(); n != 4 {
 			t.Fatalf("RPUSH: %d", n)
 		}
@@ -111,7 +133,7 @@ func TestGoRedisLists(t *testing.T) {
 		if err := rdb.LPush(ctx, "s", "x").Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
 			t.Fatalf("LPUSH on a string: %v", err)
 		}
-	}
+	})
 }
 
 // TestBlockingPopAcrossLoops: a BLPOP parked on one loop is served by a
@@ -123,9 +145,7 @@ func TestBlockingPopAcrossLoops(t *testing.T) {
 	waiter := oneConn(t, srv.addr, 2) // loop 0
 	pusher := oneConn(t, srv.addr, 3) // loop 1
 	other := oneConn(t, srv.addr, 2)  // loop 0 again
-	done := make(chan []string, 1)
-	go func() { done <- waiter.BLPop(ctx, 0, "q").Val() }()
-	waitBlocked(t, pusher, 1)
+	done := startBlocked(t, pusher, func() []string { return waiter.BLPop(ctx, 0, "q").Val() })
 	if err := other.Set(ctx, "alive", "1", 0).Err(); err != nil {
 		t.Fatalf("the waiter's loop stopped serving: %v", err)
 	}
@@ -382,9 +402,7 @@ func TestBlockingPopIsLoggedAsItsEffect(t *testing.T) {
 	ctx := context.Background()
 	waiter := oneConn(t, srv.addr, 2)
 	pusher := oneConn(t, srv.addr, 2)
-	done := make(chan []string, 1)
-	go func() { done <- waiter.BLPop(ctx, 0, "k").Val() }()
-	waitBlocked(t, pusher, 1)
+	done := startBlocked(t, pusher, func() []string { return waiter.BLPop(ctx, 0, "k").Val() })
 	pusher.RPush(ctx, "k", "a", "b")
 	if got := <-done; strings.Join(got, ",") != "k,a" {
 		t.Fatalf("BLPOP: %v", got)

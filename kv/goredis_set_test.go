@@ -6,17 +6,15 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/shoalkv/shoal/aof"
 )
 
 // TestGoRedisSets drives the set family through go-redis in both protocols,
 // checking the random commands by their properties.
 func TestGoRedisSets(t *testing.T) {
-	srv := startLoops(t, 2)
 	ctx := context.Background()
-	for _, proto := range []int{2, 3} {
-		rdb := oneConn(t, srv.addr, proto)
-		rdb.FlushAll(ctx)
+	eachProtocolConn(t, func(rdb *redis.Client, proto int) {
 		var all []any
 		for i := range 1000 {
 			all = append(all, "m"+strconv.Itoa(i))
@@ -94,7 +92,7 @@ func TestGoRedisSets(t *testing.T) {
 		if enc := rdb.ObjectEncoding(ctx, "s").Val(); enc != "hashtable" {
 			t.Fatalf("encoding of 1000 strings = %s", enc)
 		}
-	}
+	})
 }
 
 // TestSPopIsLoggedAsItsEffect: SPOP picks at random, so it is logged as the

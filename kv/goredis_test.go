@@ -21,29 +21,12 @@ import (
 // with its default RESP3 handshake and with Protocol 2.
 func TestGoRedisTypedAPI(t *testing.T) {
 	srv := startShoal(t, kv.Options{RequirePass: "pw"}, eventloop.Options{Loops: 2})
-	for _, proto := range []int{3, 2} {
-		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
-			rdb := redis.NewClient(&redis.Options{Addr: srv.addr, Protocol: proto, Password: "pw", ClientName: "typed"})
-			defer rdb.Close()
-			testTypedAPI(t, rdb, proto)
-		})
-	}
+	forEachProtocol(t, redis.Options{Addr: srv.addr, Password: "pw", ClientName: "typed"}, testTypedAPI)
 }
 
 func testTypedAPI(t *testing.T, rdb *redis.Client, proto int) {
 	ctx := context.Background()
-	check := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eq := func(what string, got, want any) {
-		t.Helper()
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s = %v, want %v", what, got, want)
-		}
-	}
+	check, eq := goredisHelpers(t)
 	check("FLUSHALL", rdb.FlushAll(ctx).Err())
 	eq("PING", rdb.Ping(ctx).Val(), "PONG")
 	eq("ECHO", rdb.Echo(ctx, "hi").Val(), "hi")

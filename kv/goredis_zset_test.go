@@ -3,7 +3,6 @@ package kv_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"testing"
@@ -19,29 +18,14 @@ import (
 // shape (flat and paired WITHSCORES, doubles, ZMPOP's nesting).
 func TestGoRedisZSets(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
-	for _, proto := range []int{3, 2} {
-		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
-			rdb := redis.NewClient(&redis.Options{Addr: srv.addr, Protocol: proto})
-			defer rdb.Close()
-			testGoRedisZSets(t, rdb)
-		})
-	}
+	forEachProtocol(t, redis.Options{Addr: srv.addr}, func(t *testing.T, rdb *redis.Client, _ int) {
+		testGoRedisZSets(t, rdb)
+	})
 }
 
 func testGoRedisZSets(t *testing.T, rdb *redis.Client) {
 	ctx := context.Background()
-	check := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eq := func(what string, got, want any) {
-		t.Helper()
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s = %v, want %v", what, got, want)
-		}
-	}
+	check, eq := goredisHelpers(t)
 	check("FLUSHALL", rdb.FlushAll(ctx).Err())
 
 	n, err := rdb.ZAdd(ctx, "z", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2.5, Member: "b"}, redis.Z{Score: math.Inf(1), Member: "c"}).Result()

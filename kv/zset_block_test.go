@@ -31,9 +31,7 @@ func TestBlockingZPopAcrossLoops(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		waiter := oneConn(t, srv.addr, proto)
 		writer := oneConn(t, srv.addr, 2)
-		done := make(chan *redis.ZWithKey, 1)
-		go func() { done <- waiter.BZPopMin(ctx, 0, "z1", "z2").Val() }()
-		waitBlocked(t, writer, 1)
+		done := startBlocked(t, writer, func() *redis.ZWithKey { return waiter.BZPopMin(ctx, 0, "z1", "z2").Val() })
 		writer.ZAdd(ctx, "z2", redis.Z{Score: 2, Member: "b"}, redis.Z{Score: 1, Member: "a"})
 		select {
 		case got := <-done:
@@ -47,8 +45,7 @@ func TestBlockingZPopAcrossLoops(t *testing.T) {
 			t.Fatalf("left in z2: %v", got)
 		}
 
-		go func() { done <- waiter.BZPopMax(ctx, 0, "z3").Val() }()
-		waitBlocked(t, writer, 1)
+		done = startBlocked(t, writer, func() *redis.ZWithKey { return waiter.BZPopMax(ctx, 0, "z3").Val() })
 		if err := writer.Rename(ctx, "z2", "z3").Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -93,9 +90,7 @@ func TestBlockingZPopIsLoggedAsItsEffect(t *testing.T) {
 	ctx := context.Background()
 	waiter := oneConn(t, srv.addr, 2)
 	writer := oneConn(t, srv.addr, 2)
-	done := make(chan *redis.ZWithKey, 1)
-	go func() { done <- waiter.BZPopMin(ctx, 0, "q").Val() }()
-	waitBlocked(t, writer, 1)
+	done := startBlocked(t, writer, func() *redis.ZWithKey { return waiter.BZPopMin(ctx, 0, "q").Val() })
 	writer.ZAdd(ctx, "q", redis.Z{Score: 5, Member: "e"}, redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 3, Member: "c"})
 	if got := <-done; got == nil || got.Member != "a" {
 		t.Fatalf("BZPOPMIN got %+v", got)
