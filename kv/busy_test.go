@@ -65,6 +65,35 @@ func waitBusy(t *testing.T, c *rawConn) string {
 	}
 }
 
+// busyPair dials two connections to addr, the first of which sets
+// busy-reply-threshold to ms: one to run scripts that loop, one to be
+// answered -BUSY and stop them.
+func busyPair(t *testing.T, addr, ms string) (c, other *rawConn) {
+	t.Helper()
+	c, other = dialRaw(t, addr), dialRaw(t, addr)
+	if got := c.Do("CONFIG", "SET", "busy-reply-threshold", ms); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET busy-reply-threshold %s: %q", ms, got)
+	}
+	return c, other
+}
+
+// checkFailsAndServes sends each command of cases (its reply must start
+// with the case's value) with busy-reply-threshold out of the way, as the
+// limits take a while to reach under the race detector; after each, probe
+// must still be answered probeWant.
+func checkFailsAndServes(t *testing.T, c *rawConn, cases map[string]string, command func(string) []string, probe []string, probeWant string) {
+	t.Helper()
+	c.Do("CONFIG", "SET", "busy-reply-threshold", "60000")
+	for name, want := range cases {
+		if got := c.Do(command(name)...); !strings.HasPrefix(got, want) {
+			t.Errorf("%.60s = %.200q, want %q", name, got, want)
+		}
+		if got := c.Do(probe...); got != probeWant {
+			t.Fatalf("after %.60s: %q", name, got)
+		}
+	}
+}
+
 // scriptResult waits for a script's reply.
 func scriptResult(t *testing.T, done <-chan string) string {
 	t.Helper()

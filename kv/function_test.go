@@ -34,11 +34,8 @@ redis.register_function{function_name='rl_peek', callback=peek, flags={'no-write
 // RESP2 and RESP3: load, replace, call, call read-only, list, stats,
 // dump and restore, delete, flush.
 func TestGoRedisFunctions(t *testing.T) {
-	srv := startLoops(t, 2)
 	ctx := context.Background()
-	for _, proto := range []int{2, 3} {
-		rdb := oneConn(t, srv.addr, proto)
-		rdb.FlushAll(ctx)
+	eachProtocolConn(t, func(rdb *redis.Client, proto int) {
 		rdb.FunctionFlush(ctx)
 		if name, err := rdb.FunctionLoad(ctx, rateLib).Result(); err != nil || name != "ratelib" {
 			t.Fatalf("resp%d FUNCTION LOAD = %q, %v", proto, name, err)
@@ -101,7 +98,7 @@ func TestGoRedisFunctions(t *testing.T) {
 		if libs := rdb.FunctionList(ctx, redis.FunctionListQuery{}).Val(); len(libs) != 0 {
 			t.Fatalf("resp%d FUNCTION LIST after FLUSH: %+v", proto, libs)
 		}
-	}
+	})
 }
 
 // TestFunctionDumpRestoresAcrossServers: a FUNCTION DUMP of redis-server
@@ -295,11 +292,7 @@ func TestFunctionsSurviveRestartAndRewrite(t *testing.T) {
 // after the load timeout.
 func TestFunctionLimits(t *testing.T) {
 	srv := startLoops(t, 2)
-	c := dialRaw(t, srv.addr)
-	other := dialRaw(t, srv.addr)
-	if got := c.Do("CONFIG", "SET", "busy-reply-threshold", "200"); got != "+OK\r\n" {
-		t.Fatalf("CONFIG SET busy-reply-threshold: %q", got)
-	}
+	c, other := busyPair(t, srv.addr, "200")
 	lib := "#!lua name=bad\n" +
 		"redis.register_function('spin', function() while true do end end)\n" +
 		"redis.register_function('recurse', function() local function f(n) return f(n + 1) + 1 end return f(1) end)\n" +
@@ -318,20 +311,12 @@ func TestFunctionLimits(t *testing.T) {
 	if got := scriptResult(t, done); got != "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n" {
 		t.Fatalf("FCALL spin = %q", got)
 	}
-	c.Do("CONFIG", "SET", "busy-reply-threshold", "60000")
-	for fn, want := range map[string]string{
+	checkFailsAndServes(t, c, map[string]string{
 		"recurse": "-ERR Error running script recurse, stack overflow",
 		"cycle":   "-ERR Script returned a table that contains itself",
 		"json":    "-ERR user_function:5: Cannot serialise, excessive nesting (1001) script: json, on @user_function:5.",
 		"pack":    ":17\r\n",
-	} {
-		if got := c.Do("FCALL", fn, "0"); !strings.HasPrefix(got, want) {
-			t.Errorf("FCALL %s = %.200q, want %q", fn, got, want)
-		}
-		if got := c.Do("FCALL", "ok", "0"); got != "$4\r\nfine\r\n" {
-			t.Fatalf("after FCALL %s: %q", fn, got)
-		}
-	}
+	}, func(fn string) []string { return []string{"FCALL", fn, "0"} }, []string{"FCALL", "ok", "0"}, "$4\r\nfine\r\n")
 	start := time.Now()
 	if got := c.Do("FUNCTION", "LOAD", "#!lua name=loops\nwhile true do end"); got != "-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n" {
 		t.Fatalf("a library that loops at load: %q", got)

@@ -61,10 +61,7 @@ func TestMonitorMatchesRedis(t *testing.T) {
 func TestStalledMonitorIsClosedAtItsLimit(t *testing.T) {
 	srv := startLoops(t, 2)
 	ctl := dialRaw(t, srv.addr)
-	if r := ctl.Do("CONFIG", "SET", "client-output-buffer-limit", "replica 1mb 0 0"); r != "+OK\r\n" {
-		t.Fatal(r)
-	}
-	defer ctl.Do("CONFIG", "SET", "client-output-buffer-limit", "replica 256mb 64mb 60")
+	configure(t, ctl, "client-output-buffer-limit", "replica 1mb 0 0", "replica 256mb 64mb 60")
 	mon := dialRaw(t, srv.addr)
 	if r := mon.Do("MONITOR"); r != "+OK\r\n" {
 		t.Fatal(r)

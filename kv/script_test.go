@@ -57,11 +57,8 @@ return {0, 0, tostring(-diff), tostring(tat - now)}`
 // then EVAL on NOSCRIPT), in RESP2 and RESP3: a lock release and a rate
 // limiter as redsync and redis_rate run them, and the reply types.
 func TestGoRedisScripts(t *testing.T) {
-	srv := startLoops(t, 2)
 	ctx := context.Background()
-	for _, proto := range []int{2, 3} {
-		rdb := oneConn(t, srv.addr, proto)
-		rdb.FlushAll(ctx)
+	eachProtocolConn(t, func(rdb *redis.Client, proto int) {
 		rdb.ScriptFlush(ctx)
 
 		unlock := redis.NewScript(unlockScript)
@@ -137,7 +134,7 @@ func TestGoRedisScripts(t *testing.T) {
 				t.Fatalf("resp3 map = %#v, %v", got, err)
 			}
 		}
-	}
+	})
 }
 
 // TestScriptIsAtomic: scripts that INCR a key many times run while
@@ -282,11 +279,7 @@ func TestScriptServesBlockedClientsAfterItEnds(t *testing.T) {
 // for the looping script rather than interleave with it.
 func TestScriptLimits(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2, Balancer: &eventloop.RoundRobin{}})
-	c := dialRaw(t, srv.addr)
-	other := dialRaw(t, srv.addr)
-	if got := c.Do("CONFIG", "SET", "busy-reply-threshold", "300"); got != "+OK\r\n" {
-		t.Fatalf("CONFIG SET busy-reply-threshold: %q", got)
-	}
+	c, other := busyPair(t, srv.addr, "300")
 	for _, loop := range []string{
 		"while true do end",
 		"local i = 0 while true do i = i + 1 if i % 1000 == 0 then redis.call('GET', 'progress') end end",
@@ -306,10 +299,8 @@ func TestScriptLimits(t *testing.T) {
 			t.Fatalf("%s = %q", loop, got)
 		}
 	}
-	// The scripts below fail on their own limits, which take a while to
-	// reach under the race detector.
-	c.Do("CONFIG", "SET", "busy-reply-threshold", "60000")
-	for script, want := range map[string]string{
+	// The scripts below fail on their own limits.
+	checkFailsAndServes(t, c, map[string]string{
 		"local function f(n) return f(n+1)+1 end return f(1)":                 "-ERR Error running script ",
 		"return string.rep('x', 1e10)":                                        "-ERR user_script:1: string.rep would make a string of more than",
 		"return select('#', unpack({}, 1, 1e6))":                              "-ERR user_script:1: too many results to unpack",
@@ -318,14 +309,8 @@ func TestScriptLimits(t *testing.T) {
 		"return " + strings.Repeat("{", 1e5) + strings.Repeat("}", 1e5):       "-ERR Error compiling script (new function): user_script: chunk has too many syntax levels",
 		"return loadstring('return ' .. string.rep('- ', 1e5) .. '1') == nil": ":1\r\n",
 		"return pcall(string.rep, 'x', 1e10) == false":                        ":1\r\n",
-	} {
-		if got := c.Do("EVAL", script, "0"); !strings.HasPrefix(got, want) {
-			t.Errorf("%.60s... = %.200q, want %q", script, got, want)
-		}
-		if got := c.Do("EVAL", "return 'still serving'", "0"); got != "$13\r\nstill serving\r\n" {
-			t.Fatalf("after %.60s...: %q", script, got)
-		}
-	}
+	}, func(script string) []string { return []string{"EVAL", script, "0"} },
+		[]string{"EVAL", "return 'still serving'", "0"}, "$13\r\nstill serving\r\n")
 	if got := c.Do("CONFIG", "SET", "busy-reply-threshold", "0"); got != "+OK\r\n" {
 		t.Fatalf("CONFIG SET busy-reply-threshold 0: %q", got)
 	}

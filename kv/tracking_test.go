@@ -152,10 +152,7 @@ func init() {
 func TestTrackingTableIsBounded(t *testing.T) {
 	srv := startLoops(t, 2)
 	ctl := dialRaw(t, srv.addr)
-	if r := ctl.Do("CONFIG", "SET", "tracking-table-max-keys", "2"); r != "+OK\r\n" {
-		t.Fatal(r)
-	}
-	defer ctl.Do("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+	configure(t, ctl, "tracking-table-max-keys", "2", "1000000")
 	r3 := dialRaw(t, srv.addr)
 	r3.Do("HELLO", "3")
 	if r := r3.Do("CLIENT", "TRACKING", "ON"); r != "+OK\r\n" {
