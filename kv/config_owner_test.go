@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
-	"github.com/shoalkv/shoal/server"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -19,19 +19,9 @@ import (
 // keep its own copy, which an embedder had to set by hand), and a CONFIG
 // SET reaches the store.
 func TestMaxMemoryIsReadFromTheStore(t *testing.T) {
-	st := store.New(store.Options{MaxMemory: 10 << 20, Policy: store.AllKeysLRU})
-	t.Cleanup(st.Close)
-	h := kv.New(st, kv.Options{})
-	t.Cleanup(h.Close)
-	srv, err := eventloop.NewServer(server.New(h), eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: testEngine(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(t.Context()) })
-	c := dialRaw(t, srv.Addr().String())
+	s := startOneLoop(t, store.Options{MaxMemory: 10 << 20, Policy: store.AllKeysLRU})
+	st := s.Store
+	c := dialRaw(t, s.Addr)
 	if r := c.Do("CONFIG", "GET", "maxmemory*"); r != "*8\r\n$9\r\nmaxmemory\r\n$8\r\n10485760\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n$17\r\nmaxmemory-samples\r\n$1\r\n5\r\n$17\r\nmaxmemory-clients\r\n$1\r\n0\r\n" {
 		t.Fatalf("CONFIG GET maxmemory*: %q", r)
 	}
@@ -44,6 +34,12 @@ func TestMaxMemoryIsReadFromTheStore(t *testing.T) {
 	if st.MaxMemory() != 1<<20 {
 		t.Fatalf("store maxmemory %d after CONFIG SET 1mb", st.MaxMemory())
 	}
+}
+
+// startOneLoop serves a Shoal on one loop over a store made with o.
+func startOneLoop(t *testing.T, o store.Options) *shoaltest.Server {
+	t.Helper()
+	return shoaltest.Start(t, shoaltest.Options{Store: o, Loop: eventloop.Options{Loops: 1}})
 }
 
 // TestListenerSettingsAreReadFromTheServer: port, bind, maxclients and
@@ -72,19 +68,7 @@ func TestListenerSettingsAreReadFromTheServer(t *testing.T) {
 // that could disagree with it.
 func TestRelativeExpiryUsesTheStoreClock(t *testing.T) {
 	const at = 1_000_000_000_000 // 2001, far from the wall clock
-	st := store.New(store.Options{Now: func() int64 { return at }})
-	t.Cleanup(st.Close)
-	h := kv.New(st, kv.Options{})
-	t.Cleanup(h.Close)
-	srv, err := eventloop.NewServer(server.New(h), eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: testEngine(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(t.Context()) })
-	c := dialRaw(t, srv.Addr().String())
+	c := dialRaw(t, startOneLoop(t, store.Options{Now: func() int64 { return at }}).Addr)
 	c.Do("SET", "k", "v", "EX", "10")
 	c.Do("SET", "j", "v")
 	c.Do("EXPIRE", "j", "20")

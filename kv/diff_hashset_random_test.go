@@ -121,13 +121,7 @@ func TestHashSetRandomOpsAgainstRedis(t *testing.T) {
 	shoal := startShoal(t, kv.Options{}, eventloop.Options{})
 	for _, proto := range []int{2, 3} {
 		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
-			ref, got := dialRaw(t, redisAddr), dialRaw(t, shoal.addr)
-			for _, conn := range []*rawConn{ref, got} {
-				conn.Do("FLUSHALL")
-				if proto == 3 {
-					conn.Do("HELLO", "3")
-				}
-			}
+			ref, got := dialFresh(t, redisAddr, proto), dialFresh(t, shoal.addr, proto)
 			rng := rand.New(rand.NewSource(int64(proto) + 16))
 			// h1 stays a listpack (few fields, short values), h2 gets long
 			// ones, h3 only outgrows the listpack's count; s1 stays an

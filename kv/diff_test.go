@@ -344,15 +344,7 @@ func TestDifferentialAgainstRedis(t *testing.T) {
 // every reply.
 func runDiff(t *testing.T, redisAddr, shoalAddr string, proto int, steps []step, pipelined bool) {
 	t.Helper()
-	ref, got := dialRaw(t, redisAddr), dialRaw(t, shoalAddr)
-	for _, conn := range []*rawConn{ref, got} {
-		if r := conn.Do("FLUSHALL"); r != "+OK\r\n" {
-			t.Fatalf("FLUSHALL: %q", r)
-		}
-		if proto == 3 {
-			conn.Do("HELLO", "3")
-		}
-	}
+	ref, got := dialFresh(t, redisAddr, proto), dialFresh(t, shoalAddr, proto)
 	if pipelined {
 		var all []byte
 		for _, st := range steps {

@@ -250,13 +250,7 @@ func TestZSetRandomOpsAgainstRedis(t *testing.T) {
 	shoal := startShoal(t, kv.Options{}, eventloop.Options{})
 	for _, proto := range []int{2, 3} {
 		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
-			ref, got := dialRaw(t, redisAddr), dialRaw(t, shoal.addr)
-			for _, conn := range []*rawConn{ref, got} {
-				conn.Do("FLUSHALL")
-				if proto == 3 {
-					conn.Do("HELLO", "3")
-				}
-			}
+			ref, got := dialFresh(t, redisAddr, proto), dialFresh(t, shoal.addr, proto)
 			rng := rand.New(rand.NewSource(int64(proto)))
 			member := func() string {
 				k := rng.Intn(400)

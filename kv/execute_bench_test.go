@@ -14,12 +14,8 @@ import (
 // pipelining client would deliver them. Depth 1 is a non-pipelining client
 // (redis-benchmark -P 1), where per-batch work counts fully.
 func benchExecute(b *testing.B, setup, req, reply string, depth int) {
-	st := store.New(store.Options{ActiveExpireInterval: -1})
-	defer st.Close()
-	h := New(st, Options{})
-	defer h.Close()
-	cl := &client{h: h, proto: 2, authed: true}
-	cl.parser.Limits = &h.opts.Limits
+	h := benchHandler(b)
+	cl := benchClient(h)
 	if setup != "" {
 		h.execute(cl, []byte(setup))
 	}
@@ -43,6 +39,23 @@ func benchExecute(b *testing.B, setup, req, reply string, depth int) {
 	if cpu := threadCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	}
+}
+
+// benchHandler is a Handler on a store without active expiry, closed when
+// the benchmark ends.
+func benchHandler(b *testing.B) *Handler {
+	st := store.New(store.Options{ActiveExpireInterval: -1})
+	b.Cleanup(st.Close)
+	h := New(st, Options{})
+	b.Cleanup(h.Close)
+	return h
+}
+
+// benchClient is an authenticated RESP2 client of h, with h's limits.
+func benchClient(h *Handler) *client {
+	cl := &client{h: h, proto: 2, authed: true}
+	cl.parser.Limits = &h.opts.Limits
+	return cl
 }
 
 const (
@@ -81,17 +94,12 @@ var sinkCommand *command
 // goroutine, as the loops do: any state they all write per request (a
 // shared counter) shows up here as cache-line contention.
 func BenchmarkExecuteGET1Parallel(b *testing.B) {
-	st := store.New(store.Options{ActiveExpireInterval: -1})
-	defer st.Close()
-	h := New(st, Options{})
-	defer h.Close()
-	setup := &client{h: h, proto: 2, authed: true}
-	setup.parser.Limits = &h.opts.Limits
-	h.execute(setup, []byte(setReq))
+	h := benchHandler(b)
+	h.execute(benchClient(h), []byte(setReq))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		cl := &client{h: h, proto: 2, authed: true, out: make([]byte, 0, 4096)}
-		cl.parser.Limits = &h.opts.Limits
+		cl := benchClient(h)
+		cl.out = make([]byte, 0, 4096)
 		in := []byte(getReq)
 		ran := false
 		for pb.Next() {
