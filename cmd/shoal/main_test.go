@@ -13,11 +13,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shoalkv/shoal/internal/logtest"
 	"github.com/shoalkv/shoal/internal/redistest"
 )
 
@@ -48,27 +48,8 @@ func freePort(t *testing.T) int { return redistest.FreePort(t) }
 type shoalProc struct {
 	cmd    *exec.Cmd
 	port   int
-	stderr *logBuffer
+	stderr *logtest.Log // read by the test while exec's copying goroutine writes it
 	done   chan error
-}
-
-// logBuffer is the server's stderr, read by the test while the process runs
-// and written by exec's copying goroutine: a bytes.Buffer under a lock.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startBinary runs the shoal binary on a free port and waits until it
@@ -85,7 +66,7 @@ func startWrapped(t *testing.T, wrap []string, args ...string) *shoalProc {
 	port := freePort(t)
 	argv := append(append(append([]string{}, wrap...), shoalBin, "--port", strconv.Itoa(port)), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	stderr := new(logBuffer)
+	stderr := new(logtest.Log)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

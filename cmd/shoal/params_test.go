@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/config"
+	"github.com/shoalkv/shoal/internal/logtest"
 	"github.com/shoalkv/shoal/internal/redistest"
 )
 
@@ -104,7 +105,7 @@ func TestConfigFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(shoalBin, conf, "--maxmemory", "20mb")
-	stderr := new(logBuffer)
+	stderr := new(logtest.Log)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalkv/shoal/internal/logtest"
 	"github.com/shoalkv/shoal/internal/redistest"
 )
 
@@ -46,7 +47,7 @@ func TestRedisSampleConfigStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(shoalBin, path)
-	stderr := new(logBuffer)
+	stderr := new(logtest.Log)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
