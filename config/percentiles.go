@@ -13,10 +13,9 @@ import (
 type percentilesKind struct{}
 
 // Redis's reasons, as it writes them.
-//
-//lint:ignore ST1005 Redis's text, which clients compare
 var (
 	errPercentileRange = errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+	//lint:ignore ST1005 Redis's text, which clients compare
 	errPercentileParse = errors.New("Invalid latency-tracking-info-percentiles parameters")
 )
 
