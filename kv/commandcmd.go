@@ -156,37 +156,33 @@ func writeKeySpec(cl *client, ks keySpec) {
 	cl.writeBulkStr("flags")
 	writeStatusSet(cl, ks.flags)
 	cl.writeBulkStr("begin_search")
-	cl.writeMap(2)
-	cl.writeBulkStr("type")
-	cl.writeBulkStr("index")
-	cl.writeBulkStr("spec")
-	cl.writeMap(1)
-	cl.writeBulkStr("index")
-	cl.writeInt(int64(ks.index))
+	writeKeySpecStep(cl, "index", specInt{"index", ks.index})
 	cl.writeBulkStr("find_keys")
-	cl.writeMap(2)
-	cl.writeBulkStr("type")
 	if ks.keynum {
-		cl.writeBulkStr("keynum")
-		cl.writeBulkStr("spec")
-		cl.writeMap(3)
-		cl.writeBulkStr("keynumidx")
-		cl.writeInt(int64(ks.keynumIdx))
-		cl.writeBulkStr("firstkey")
-		cl.writeInt(int64(ks.firstKeyIdx))
-		cl.writeBulkStr("keystep")
-		cl.writeInt(int64(ks.keyStep))
+		writeKeySpecStep(cl, "keynum", specInt{"keynumidx", ks.keynumIdx}, specInt{"firstkey", ks.firstKeyIdx}, specInt{"keystep", ks.keyStep})
 		return
 	}
-	cl.writeBulkStr("range")
+	writeKeySpecStep(cl, "range", specInt{"lastkey", ks.lastKey}, specInt{"keystep", ks.keyStep}, specInt{"limit", ks.limit})
+}
+
+// specInt is one named integer of a key spec step's spec.
+type specInt struct {
+	name  string
+	value int
+}
+
+// writeKeySpecStep writes one step of a key spec (begin_search, find_keys)
+// as Redis does: a map of its type and its spec, a map of integers.
+func writeKeySpecStep(cl *client, kind string, spec ...specInt) {
+	cl.writeMap(2)
+	cl.writeBulkStr("type")
+	cl.writeBulkStr(kind)
 	cl.writeBulkStr("spec")
-	cl.writeMap(3)
-	cl.writeBulkStr("lastkey")
-	cl.writeInt(int64(ks.lastKey))
-	cl.writeBulkStr("keystep")
-	cl.writeInt(int64(ks.keyStep))
-	cl.writeBulkStr("limit")
-	cl.writeInt(int64(ks.limit))
+	cl.writeMap(len(spec))
+	for _, f := range spec {
+		cl.writeBulkStr(f.name)
+		cl.writeInt(int64(f.value))
+	}
 }
 
 func cmdCommandDocs(_ *Handler, cl *client, args [][]byte) {

@@ -899,30 +899,7 @@ func (h *Handler) blockingPop(cl *client, args [][]byte, front bool) {
 		cl.writeError(errText)
 		return
 	}
-	keys := args[1 : len(args)-1]
-	h.blockOn(cl, blockRequest{
-		keys: keys, timeout: timeout, timeoutReply: nullArrayReply(int(cl.proto)),
-		try: func() bool {
-			out, rec, _, found, err := h.popFrom(cl.db(), keys, front, 1, cl.out, cl.effectScratch(), true, cl.popEvent())
-			if err != nil {
-				cl.writeError(err.Error())
-				return true
-			}
-			if found {
-				cl.out = out
-				cl.setEffect(rec)
-			}
-			return found
-		},
-		serve: func(key []byte, res *serveResult) bool {
-			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, front, 1, nil, nil, true, cl.servedPopEvent())
-			if err != nil || !found {
-				return false // not a list (any more): Redis serves only lists
-			}
-			res.reply, res.record = out, rec
-			return true
-		},
-	})
+	h.blockingPopOf(cl, args[1:len(args)-1], front, 1, true, timeout)
 }
 
 // cmdBLMPop: BLMPOP timeout numkeys key... LEFT|RIGHT [COUNT count].
@@ -937,10 +914,17 @@ func cmdBLMPop(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errText)
 		return
 	}
+	h.blockingPopOf(cl, a.keys, a.front, a.count, false, timeout)
+}
+
+// blockingPopOf is BLPOP, BRPOP (single: the reply is [key, element]) and
+// BLMPOP: it pops as popFrom does from the first of keys that holds a list,
+// or blocks cl until a write serves it one or timeout (ms) passes.
+func (h *Handler) blockingPopOf(cl *client, keys [][]byte, front bool, count int64, single bool, timeout int64) {
 	h.blockOn(cl, blockRequest{
-		keys: a.keys, timeout: timeout, timeoutReply: nullArrayReply(int(cl.proto)),
+		keys: keys, timeout: timeout, timeoutReply: nullArrayReply(int(cl.proto)),
 		try: func() bool {
-			out, rec, _, found, err := h.popFrom(cl.db(), a.keys, a.front, a.count, cl.out, cl.effectScratch(), false, cl.popEvent())
+			out, rec, _, found, err := h.popFrom(cl.db(), keys, front, count, cl.out, cl.effectScratch(), single, cl.popEvent())
 			if err != nil {
 				cl.writeError(err.Error())
 				return true
@@ -952,9 +936,9 @@ func cmdBLMPop(h *Handler, cl *client, args [][]byte) {
 			return found
 		},
 		serve: func(key []byte, res *serveResult) bool {
-			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, a.front, a.count, nil, nil, false, cl.servedPopEvent())
+			out, rec, _, found, err := h.popFrom(cl.db(), [][]byte{key}, front, count, nil, nil, single, cl.servedPopEvent())
 			if err != nil || !found {
-				return false
+				return false // not a list (any more): Redis serves only lists
 			}
 			res.reply, res.record = out, rec
 			return true
