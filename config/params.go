@@ -58,6 +58,8 @@ func Params() []Param {
 		{Name: "maxmemory-samples", Kind: Int(1, math.MaxInt32), Default: "5", RunTime: true, Usage: "keys each eviction weighs per sampled shard"},
 		{Name: "lfu-log-factor", Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "how slowly the LFU counter grows with accesses"},
 		{Name: "lfu-decay-time", Kind: Int(0, math.MaxInt32), Default: "1", RunTime: true, Usage: "minutes without access for the LFU counter to lose one (0: never)"},
+		{Name: "hz", Kind: clampedInt{Int(0, math.MaxInt32), 1, 500}, Default: "10", RunTime: true, Usage: "active expiry cycles a second (taken between 1 and 500, as Redis clamps it)"},
+		{Name: "active-expire-effort", Kind: Int(1, 10), Default: "1", RunTime: true, Usage: "how hard each active expiry cycle works: keys sampled per shard, time allowed, and the share of expired keys that makes it go on"},
 		{Name: "maxmemory-clients", Kind: MemoryOrPercent(), Default: "0", RunTime: true, Usage: "close the clients using the most buffer memory while all clients use more than this (bytes or a % of maxmemory; 0: no limit)"},
 
 		// Encodings (the store; a change applies from each collection's
@@ -102,6 +104,23 @@ func Params() []Param {
 // maxDatabases bounds the databases setting: the server keeps a pointer
 // per database (Redis accepts up to INT_MAX and allocates a struct each).
 const maxDatabases = 1 << 20
+
+// clampedInt is an integer the kind accepts in its range and takes as the
+// nearest value between lo and hi, as Redis takes hz.
+type clampedInt struct {
+	IntKind
+	lo, hi int64
+}
+
+// Parse implements Kind.
+func (k clampedInt) Parse(s string) (string, error) {
+	v, err := k.IntKind.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return strconv.FormatInt(min(max(n, k.lo), k.hi), 10), nil
+}
 
 // savePolicyKind is the save setting's kind: its canonical form is the
 // pairs separated by one space, as CONFIG GET save shows them in Redis.
@@ -180,7 +199,6 @@ func inertParams() []Param {
 		{"set-proc-title", yes, "yes", "Shoal's process title is its command line"},
 		{"proc-title-template", Text(nil), "{title} {listen-addr} {server-mode}", "Shoal does not rewrite its process title"},
 		{"tcp-backlog", Int(0, math.MaxInt32), "511", "Go listens with the kernel's somaxconn as the backlog, which also caps Redis's"},
-		{"hz", Int(1, 500), "10", "Shoal's background tasks run ten times a second"},
 		{"dynamic-hz", yes, "yes", "Shoal's background tasks do not scale with the clients"},
 		{"activerehashing", yes, "yes", "Shoal's hash tables grow in one step: there is no incremental rehash to drive"},
 		{"latency-monitor-threshold", Int(0, math.MaxInt64), "0", "Shoal records no latency events (LATENCY LATEST is empty)"},

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -66,6 +67,17 @@ func (h *Handler) ownSettings(o Options) {
 	p.Own("maxmemory-samples", config.Owner{
 		Get: func() string { return strconv.FormatInt(st.Samples(), 10) },
 		Set: func(v string) { st.SetSamples(atoi64(v)) },
+	})
+	// hz and active-expire-effort drive the store's active expirer. An
+	// embedder that switched it off (store.Options.ActiveExpireInterval < 0)
+	// still reads Redis's default hz until it sets one.
+	p.Own("hz", config.Owner{
+		Get: func() string { hz, _ := st.ActiveExpire(); return strconv.Itoa(cmp.Or(hz, 10)) },
+		Set: func(v string) { _, e := st.ActiveExpire(); st.SetActiveExpire(int(atoi64(v)), e) },
+	})
+	p.Own("active-expire-effort", config.Owner{
+		Get: func() string { _, e := st.ActiveExpire(); return strconv.Itoa(e) },
+		Set: func(v string) { hz, _ := st.ActiveExpire(); st.SetActiveExpire(cmp.Or(hz, 10), int(atoi64(v))) },
 	})
 	p.Own("lfu-log-factor", config.Owner{
 		Get: func() string { f, _ := st.LFU(); return strconv.FormatInt(f, 10) },

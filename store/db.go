@@ -20,6 +20,8 @@ type group struct {
 	external  atomic.Int64 // SetExternalMemory: memory outside the store that counts against maxMemory
 	loading   atomic.Bool  // SetLoading: the clock reads 0 and nothing expires
 
+	expireEvery  atomic.Int64 // nanoseconds between active expiry cycles (1s/hz; ≤ 0: none)
+	expireEffort atomic.Int64 // active-expire-effort, 1..10
 	samples      atomic.Int64 // maxmemory-samples
 	lfuLogFactor atomic.Int64 // lfu-log-factor
 	lfuDecayTime atomic.Int64 // lfu-decay-time, minutes

@@ -2,27 +2,57 @@ package store
 
 import "time"
 
-// Active expiry, after Redis's activeExpireCycle: each tick walks every shard that has
-// keys with a TTL, examining up to expireSample of them from where the last walk stopped
-// and deleting the expired ones; a shard is walked again while more than a quarter of its
-// sample had expired, until the tick's time budget runs out.
+// Active expiry, after Redis's activeExpireCycle: hz times a second (every 100 ms by
+// default) a cycle walks every shard that has keys with a TTL, examining up to
+// expireSample of them from where the last walk stopped and deleting the expired ones; a
+// shard is walked again while more than a quarter of its sample had expired, until the
+// cycle's time budget, a quarter of the interval, runs out. active-expire-effort (1-10)
+// raises all three as Redis's does: each extra step samples a quarter more keys, allows
+// 2% more of the interval, and walks a shard again at 2% fewer expired.
 
 const (
 	expireSample = 20
-	// expireScanLimit bounds the entries looked at to find one sample in a shard where
-	// few keys have a TTL.
-	expireScanLimit = expireSample * 20
+	// expireScanPerSample bounds the entries looked at to find one sample in a shard
+	// where few keys have a TTL.
+	expireScanPerSample = 20
 )
+
+// SetActiveExpire sets how often the active expirer runs (hz cycles a second, 1-500)
+// and how hard each cycle works (active-expire-effort, 1-10), for every database of s's
+// group.
+func (s *Store) SetActiveExpire(hz, effort int) {
+	hz, effort = min(max(hz, 1), 500), min(max(effort, 1), 10)
+	s.g.expireEvery.Store(int64(time.Second) / int64(hz))
+	s.g.expireEffort.Store(int64(effort))
+}
+
+// ActiveExpire returns hz and active-expire-effort as SetActiveExpire took them (hz 10
+// unless set; 0 when the expirer was switched off by Options.ActiveExpireInterval).
+func (s *Store) ActiveExpire() (hz, effort int) {
+	every := s.g.expireEvery.Load()
+	if every > 0 {
+		hz = min(max(int((int64(time.Second)+every/2)/every), 1), 500)
+	}
+	return hz, int(s.g.expireEffort.Load())
+}
+
+// expireBudget is the wall time of one cycle run every interval.
+func (s *Store) expireBudget(every time.Duration) time.Duration {
+	return every * time.Duration(25+2*(s.g.expireEffort.Load()-1)) / 100
+}
 
 // activeExpire runs one cycle within budget of wall time.
 func (s *Store) activeExpire(budget time.Duration) {
 	deadline := time.Now().Add(budget)
+	extra := int(s.g.expireEffort.Load() - 1)
+	sample := expireSample + expireSample/4*extra
+	stalePercent := 25 - 2*extra
 	for i := range s.shards {
 		sh := &s.shards[i]
 		l := s.lockShard(sh)
 		for sh.volatile > 0 {
-			sampled, expired := s.expireStep(sh, s.now())
-			if sampled == 0 || expired*4 <= sampled || time.Now().After(deadline) {
+			sampled, expired := s.expireStep(sh, s.now(), sample)
+			if sampled == 0 || expired*100 <= sampled*stalePercent || time.Now().After(deadline) {
 				break
 			}
 		}
@@ -33,10 +63,10 @@ func (s *Store) activeExpire(budget time.Duration) {
 	}
 }
 
-// expireStep examines up to expireSample keys with a TTL in sh (write-locked) and
-// deletes the expired ones.
-func (s *Store) expireStep(sh *shard, now int64) (sampled, expired int) {
-	for scanned := 0; scanned < expireScanLimit && sampled < expireSample && sh.volatile > 0; scanned++ {
+// expireStep examines up to sample keys with a TTL in sh (write-locked) and deletes the
+// expired ones.
+func (s *Store) expireStep(sh *shard, now int64, sample int) (sampled, expired int) {
+	for scanned := 0; scanned < sample*expireScanPerSample && sampled < sample && sh.volatile > 0; scanned++ {
 		i := sh.expireCursor
 		if i >= len(sh.entries) {
 			i = 0

@@ -60,6 +60,12 @@ func New(o Options) *Store {
 	g := &group{}
 	g.maxMemory.Store(o.MaxMemory)
 	g.policy.Store(int32(o.Policy))
+	interval := o.ActiveExpireInterval
+	if interval == 0 {
+		interval = 100 * time.Millisecond
+	}
+	g.expireEvery.Store(int64(interval))
+	g.expireEffort.Store(1)
 	g.samples.Store(defaultSamples)
 	g.lfuLogFactor.Store(10)
 	g.lfuDecayTime.Store(1)
@@ -98,13 +104,9 @@ func newStore(o Options, g *group) *Store {
 	runtime.AddCleanup(s, freeShards, s.shards)
 	s.clock.Store(uint32(s.now()/1000) & lruMask)
 	g.join(s)
-	interval := o.ActiveExpireInterval
-	if interval == 0 {
-		interval = 100 * time.Millisecond
-	}
-	if interval > 0 || !s.customNow {
+	if g.expireEvery.Load() > 0 || !s.customNow {
 		s.done.Add(1)
-		go s.background(interval)
+		go s.background()
 	}
 	return s
 }
@@ -334,13 +336,9 @@ func (s *Store) Stats() Stats {
 }
 
 // background runs the LRU clock and the active expirer until Close.
-func (s *Store) background(expireEvery time.Duration) {
+func (s *Store) background() {
 	defer s.done.Done()
-	tick := 100 * time.Millisecond
-	if expireEvery > 0 {
-		tick = min(tick, expireEvery)
-	}
-	t := time.NewTicker(tick)
+	t := time.NewTimer(s.tick())
 	defer t.Stop()
 	var lastExpire time.Time
 	for {
@@ -351,10 +349,21 @@ func (s *Store) background(expireEvery time.Duration) {
 			if !s.customNow {
 				s.clock.Store(uint32(s.now()/1000) & lruMask)
 			}
-			if expireEvery > 0 && now.Sub(lastExpire) >= expireEvery {
+			if every := time.Duration(s.g.expireEvery.Load()); every > 0 && now.Sub(lastExpire) >= every {
 				lastExpire = now
-				s.activeExpire(expireEvery / 4)
+				s.activeExpire(s.expireBudget(every))
 			}
+			t.Reset(s.tick())
 		}
 	}
+}
+
+// tick is how often background wakes: every 100 ms for the LRU clock, or
+// sooner when hz asks for more expiry cycles than that.
+func (s *Store) tick() time.Duration {
+	tick := 100 * time.Millisecond
+	if every := time.Duration(s.g.expireEvery.Load()); every > 0 {
+		tick = min(tick, every)
+	}
+	return tick
 }

@@ -8,10 +8,18 @@ import (
 	"github.com/shoalkv/shoal/internal/shoaltest"
 )
 
-// latency-tracking and latency-tracking-info-percentiles against
-// redis-server: the values, their canonical forms, the refusals, and an
-// empty Latencystats section while tracking is off.
+// Settings against redis-server: latency-tracking and
+// latency-tracking-info-percentiles (the values, their canonical forms,
+// the refusals, an empty Latencystats section while tracking is off), hz
+// (clamped to 1..500, as Redis) and active-expire-effort.
 func init() {
+	diffCases["active-expiry"] = []step{
+		c("CONFIG GET hz"), c("CONFIG GET active-expire-effort"), c("CONFIG SET hz 0"), c("CONFIG GET hz"),
+		c("CONFIG SET hz 600"), c("CONFIG GET hz"), c("CONFIG SET hz -1"), c("CONFIG SET hz abc"), c("CONFIG SET hz 2147483648"),
+		c("CONFIG SET hz 100"), c("CONFIG GET hz"), c("CONFIG SET active-expire-effort 0"), c("CONFIG SET active-expire-effort 11"),
+		c("CONFIG SET active-expire-effort 10"), c("CONFIG GET active-expire-effort"),
+		c("CONFIG SET active-expire-effort 1"), c("CONFIG SET hz 10"),
+	}
 	diffCases["latency-tracking"] = []step{
 		c("CONFIG GET latency-tracking-info-percentiles"), c("CONFIG GET latency-tracking"),
 		s(exact, "CONFIG", "SET", "latency-tracking-info-percentiles", "50 99.0 100 0.5"), c("CONFIG GET latency-tracking-info-percentiles"),
