@@ -142,6 +142,14 @@ func init() {
 		ev0("return {math.fmod(7,3), math.modf(3.5)}"), ev0("return 7 % 3 + (-7) % 3"), ev0("return 2^10"),
 		ev0("return coroutine.wrap(function() coroutine.yield(5) end)()"),
 	}
+	// Time stands still while a script runs: a key that expires during
+	// it is still there for its later commands.
+	diffCases["script-frozen-time"] = []step{
+		s(exact, "EVAL", "redis.call('SET', KEYS[1], 'v', 'PX', 100) local t0 = redis.call('TIME') "+
+			"repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 300000 "+
+			"return {redis.call('GET', KEYS[1]), redis.call('EXISTS', KEYS[1])}", "1", "k"),
+		c("GET k"),
+	}
 	diffCases["script-bit"] = []step{
 		ev0("return {bit.band(7,3), bit.bor(1,2,4), bit.bxor(5,3), bit.bnot(0), bit.band(0xffffffff, -1)}"),
 		ev0("return {bit.tobit(0xffffffff), bit.tobit(2^32 + 5), bit.tobit(1.5), bit.tobit(2.5), bit.tobit(-1.5), bit.tobit(2^53)}"),

@@ -111,6 +111,11 @@ func (e *scriptEngine) runLua(h *Handler, cl *client, vm *luaVM, s *luaScript, f
 	// Only a client with a connection makes the others wait: the AOF
 	// replay and tests run scripts alone.
 	watched := cl.conn != nil
+	// Time stands still for the script's commands, as in Redis 7.0 (a
+	// key does not expire between two of them); it also spares each
+	// lookup a clock read.
+	h.shared.FreezeClock(max(h.shared.Now(), 1))
+	defer h.shared.ThawClock()
 	start := time.Now()
 	L.SetContext(e.watch.begin(h, watched, start))
 	h.beginRun(by.function, by.name, by.args, &e.watch, start)

@@ -19,6 +19,7 @@ type group struct {
 	policy    atomic.Int32
 	external  atomic.Int64 // SetExternalMemory: memory outside the store that counts against maxMemory
 	loading   atomic.Bool  // SetLoading: the clock reads 0 and nothing expires
+	frozen    atomic.Int64 // FreezeClock: the unix ms every database reads (0: the clock runs)
 
 	expireEvery  atomic.Int64 // nanoseconds between active expiry cycles (1s/hz; ≤ 0: none)
 	expireEffort atomic.Int64 // active-expire-effort, 1..10

@@ -41,3 +41,12 @@ func (s *Store) SnapshotShard(i int, visit func(key, val []byte, expireAt int64)
 // expire them after the load, as Redis does (a write that met an expired
 // key was logged after a DEL of it, so the replay meets it deleted too).
 func (s *Store) SetLoading(on bool) { s.g.loading.Store(on) }
+
+// FreezeClock makes every database of s's group read the time as at (unix ms,
+// not 0) until ThawClock: keys expire as of that instant, no later, for lookups and
+// the active expirer alike. Redis stops time so while a script runs, so that a key
+// cannot expire between two of the script's commands.
+func (s *Store) FreezeClock(at int64) { s.g.frozen.Store(at) }
+
+// ThawClock lets the clock FreezeClock stopped run again.
+func (s *Store) ThawClock() { s.g.frozen.Store(0) }

@@ -98,6 +98,9 @@ func newStore(o Options, g *group) *Store {
 		if g.loading.Load() {
 			return 0
 		}
+		if at := g.frozen.Load(); at != 0 {
+			return at
+		}
 		return clock()
 	}
 	// The shards' memory is off the Go heap: give it back when the Store is dropped.
