@@ -27,6 +27,7 @@ func (s *Server) acceptLoop() {
 			return
 		}
 		if s.closing.Load() {
+			s.acceptQueued(s.sockets, s.acceptor, nil)
 			s.sockets = closeSockets(s.sockets)
 			return
 		}
@@ -67,9 +68,11 @@ func socketsWaitMillis(sockets []*listenSocket, now time.Duration) int {
 // the accepting goroutine does.
 const maxAcceptsPerEvent = 128
 
-// acceptBatch accepts what is queued on ls. own is the accepting loop
-// (ReusePort), or nil for the acceptor, which picks a loop per connection.
-func (s *Server) acceptBatch(ls *listenSocket, p *poller, own *loop) {
+// acceptBatch accepts what is queued on ls, up to maxAcceptsPerEvent. own
+// is the accepting loop (ReusePort), or nil for the acceptor, which picks a
+// loop per connection. It reports whether it stopped at that bound, with
+// perhaps more queued.
+func (s *Server) acceptBatch(ls *listenSocket, p *poller, own *loop) bool {
 	b := &ls.backoff
 	for i := 0; i < maxAcceptsPerEvent; i++ {
 		fd, _, err := acceptConn(ls.fd)
@@ -78,17 +81,38 @@ func (s *Server) acceptBatch(ls *listenSocket, p *poller, own *loop) {
 			b.reset()
 			s.admit(fd, ls.ln, own)
 		case err == unix.EAGAIN:
-			return
+			return false
 		case isTemporaryAcceptErr(err):
 			continue
 		default:
 			// Out of descriptors or memory, or a broken listener: it stays
 			// readable, so retrying at once would spin.
 			b.pause(p, ls.fd, s.clock(), err, s.opts.Logger)
-			return
+			return false
+		}
+	}
+	return true
+}
+
+// acceptQueued accepts every connection queued on sockets, as Shutdown
+// begins and before they close. The kernel completed those handshakes and
+// acknowledged what the peers sent on them before Shutdown began: that is
+// input already received, owed its answers like any other connection's.
+// Closing a listener instead resets the connections still queued on it,
+// requests and all. A peer whose handshake completes after this, while
+// the listener closes, arrived after Shutdown began and is refused, as is
+// one past maxAcceptedAtShutdown.
+func (s *Server) acceptQueued(sockets []*listenSocket, p *poller, own *loop) {
+	for _, ls := range sockets {
+		for i := 0; i < maxAcceptedAtShutdown/maxAcceptsPerEvent && s.acceptBatch(ls, p, own); i++ {
 		}
 	}
 }
+
+// maxAcceptedAtShutdown bounds acceptQueued per listener: a full accept
+// queue at somaxconn's usual ceiling (65535), so a storm of connections
+// arriving faster than they are accepted cannot hold Shutdown up.
+const maxAcceptedAtShutdown = 1 << 16
 
 // admit applies MaxConns and socket options and hands fd, accepted on ln,
 // to a loop.

@@ -237,8 +237,11 @@ func (s *Server) Rejected() int64 { return s.rejected.Load() }
 
 // Shutdown stops accepting, lets every loop answer the input it has already
 // received, writes pending output and closes every connection, then calls
-// OnShutdown and returns nil. If ctx ends first, remaining connections are
-// closed at once (OnClose gets ErrServerClosed) and ctx's error is returned.
+// OnShutdown and returns nil. Received input includes that of connections
+// the kernel had queued on a listener, not yet accepted, when Shutdown
+// began: they are accepted and answered before the listener closes. If ctx
+// ends first, remaining connections are closed at once (OnClose gets
+// ErrServerClosed) and ctx's error is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	first, started := !s.shut, s.started

@@ -116,8 +116,12 @@ func (l *loop) flushDirty() {
 // receive window: a connection keeps being read (under the usual
 // backpressure) until its output is all written and a read then finds the
 // socket empty; only then is it marked closing. A peer that never stops
-// sending is cut off by Shutdown's context deadline.
+// sending is cut off by Shutdown's context deadline. The connections
+// queued on the loop's own listeners (ReusePort) are accepted first and
+// drained with the rest; the acceptor does the same for its listeners
+// before this runs (see acceptQueued).
 func (l *loop) beginDrain() {
+	l.srv.acceptQueued(l.sockets, l.poller, l) // before draining: register turns connections away then
 	l.draining = true
 	l.sockets = closeSockets(l.sockets)
 	for _, c := range l.conns {

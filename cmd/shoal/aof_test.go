@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -660,36 +661,52 @@ func TestConfigAppendfsyncAtRunTime(t *testing.T) {
 
 // TestSIGTERMAnswersHeldReplies: under appendfsync always, replies wait for
 // the sync; a SIGTERM that arrives meanwhile still delivers every one of
-// them (the connection's close waits for the reservation), and the writes
-// are all in the file after the restart.
+// them (the connection's close waits for the reservation), then a clean
+// EOF, and the writes are all in the file after the restart. A request is
+// already received once the server's kernel has acknowledged it, whether
+// or not the server has accepted its connection or read it: the clients
+// connect, send and are acknowledged just before the signal, so some may
+// still wait on the listener, unaccepted, when it comes.
 func TestSIGTERMAnswersHeldReplies(t *testing.T) {
 	if os.Getenv("SHOAL_ENGINE") == "gnet" {
 		t.Skip("gnet engine: Conn.Reserve does not hold a graceful close, so replies waiting for the sync may be dropped (eventloop/gnetengine doc); the writes are durable, only unanswered")
 	}
 	dir := t.TempDir()
 	p := startBinary(t, aofArgs(dir, "always")...)
-	c, err := net.Dial("tcp", p.addr())
-	if err != nil {
-		t.Fatal(err)
+	const clients, n = 8, 500
+	conns := make([]net.Conn, clients)
+	for i := range conns {
+		c, err := net.Dial("tcp", p.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var req []byte
+		for j := 0; j < n; j++ {
+			req = append(req, respCommand("INCR", fmt.Sprintf("n%d", i))...)
+		}
+		if _, err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
 	}
-	defer c.Close()
-	rd := bufio.NewReader(c)
-	const n = 2000
-	var req []byte
-	for i := 0; i < n; i++ {
-		req = append(req, respCommand("INCR", "n")...)
-	}
-	if _, err := c.Write(req); err != nil {
-		t.Fatal(err)
+	for _, c := range conns {
+		waitAcked(t, c)
 	}
 	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-	for i := 1; i <= n; i++ {
-		line, err := rd.ReadString('\n')
-		if err != nil || line != ":"+strconv.Itoa(i)+"\r\n" {
-			t.Fatalf("reply %d: %q %v", i, line, err)
+	for i, c := range conns {
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		rd := bufio.NewReader(c)
+		for j := 1; j <= n; j++ {
+			line, err := rd.ReadString('\n')
+			if err != nil || line != ":"+strconv.Itoa(j)+"\r\n" {
+				t.Fatalf("client %d, reply %d: %q %v; log:\n%s", i, j, line, err, p.stderr.String())
+			}
+		}
+		if rest, err := io.ReadAll(rd); err != nil || len(rest) > 0 {
+			t.Fatalf("client %d, after the last reply: %d more bytes, err %v (want a clean EOF)", i, len(rest), err)
 		}
 	}
 	select {
@@ -702,7 +719,10 @@ func TestSIGTERMAnswersHeldReplies(t *testing.T) {
 		t.Fatal("shoal did not exit after SIGTERM")
 	}
 	p2 := startBinary(t, aofArgs(dir, "always")...)
-	if v, err := client(t, p2.addr()).Get(context.Background(), "n").Int(); err != nil || v != n {
-		t.Fatalf("n after restart = %d, %v", v, err)
+	c := client(t, p2.addr())
+	for i := range conns {
+		if v, err := c.Get(context.Background(), fmt.Sprintf("n%d", i)).Int(); err != nil || v != n {
+			t.Fatalf("n%d after restart = %d, %v; want %d", i, v, err, n)
+		}
 	}
 }

@@ -8,7 +8,9 @@
 // flag wins over the environment, which wins over the default.
 //
 // SIGTERM and SIGINT stop accepting, answer every request already received,
-// flush, and exit 0 (within --shutdown-timeout, default 30s).
+// flush, and exit 0 (within --shutdown-timeout, default 30s). Received means
+// acknowledged by the kernel before the signal: also on a connection still
+// queued on the listener, which is accepted and answered before it closes.
 //
 // Limits: --maxclients (default 10000) refuses further connections with
 // "-ERR max number of clients reached"; like Redis, it is lowered (and a
