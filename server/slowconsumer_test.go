@@ -150,8 +150,16 @@ func TestStalledSubscriberClosedAtPubsubHardLimit(t *testing.T) {
 	if m == nil {
 		t.Fatalf("the log does not say how much was pending:\n%s", line)
 	}
-	if pending, _ := strconv.Atoi(m[1]); pending < limit-len(msg) || pending > limit+len(msg) {
-		t.Errorf("closed with %d bytes pending, want the %d-byte limit give or take a message", pending, limit)
+	// PUBLISH checks the subscriber's mailbox and its connection's backlog
+	// together, so the close comes with the message that takes them past
+	// the limit. The mail chunk the subscriber's loop is copying from one
+	// to the other at that moment is in neither (kv/mailbox.go), so the
+	// check before may have seen up to a chunk less than was pending: how
+	// often depends on where that loop is when the publisher checks, which
+	// load shifts.
+	const mailChunk = 32 << 10
+	if pending, _ := strconv.Atoi(m[1]); pending <= limit || pending > limit+len(msg)+mailChunk {
+		t.Errorf("closed with %d bytes pending, want past the %d-byte limit by at most a message and a %d-byte mail chunk", pending, limit, mailChunk)
 	}
 	for _, want := range []string{"name=stalled", "class=pubsub", "addr=" + sub.LocalAddr().String(), "bytes pending", "limit 2097152", "id=" + subID} {
 		if !strings.Contains(line, want) {
