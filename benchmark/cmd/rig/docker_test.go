@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -160,13 +161,15 @@ func TestInterruptedRigLeavesNothing(t *testing.T) {
 		_ = cmd.Process.Kill()
 		assertNothingLeft(t, project)
 	}()
-	sc := bufio.NewScanner(stderr)
-	var log strings.Builder
+	log := &progressLog{start: time.Now()}
 	loading := make(chan bool, 1)
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(stderr)
 		sent := false
 		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
+			log.add(sc.Text())
 			if !sent && strings.HasPrefix(sc.Text(), "load ") {
 				loading <- true
 				sent = true
@@ -174,13 +177,19 @@ func TestInterruptedRigLeavesNothing(t *testing.T) {
 		}
 		close(loading)
 	}()
+	// Before its first load line the driver compiles shoal and the rig client static,
+	// builds the images and runs docker-compose three times: over a minute on a loaded
+	// 2-core machine when the build cache is cold, most of it compiling, none of it what
+	// this test is about. So it waits for that line, the driver's own signal that the
+	// load runs, or for the driver to end; only the test's deadline bounds the wait,
+	// less the time the teardown may take.
 	select {
 	case ok := <-loading:
 		if !ok {
-			t.Fatalf("the driver ended before the load:\n%s", log.String())
+			t.Fatalf("the driver ended before the load:\n%s", log)
 		}
-	case <-time.After(45 * time.Second):
-		t.Fatalf("no load within 45 s")
+	case <-time.After(timeLeft(t, teardownBound)):
+		t.Fatalf("no load yet, and the test's deadline is near:\n%s", log)
 	}
 	// Containers of the project exist now.
 	if out, _ := exec.Command("docker", "ps", "-q", "--filter", "label=com.docker.compose.project="+project).Output(); len(bytes.Fields(out)) != 3 {
@@ -190,19 +199,52 @@ func TestInterruptedRigLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { <-scanned; done <- cmd.Wait() }() // Wait only once stderr is read to its end
 	select {
 	case err := <-done:
 		var ee *exec.ExitError
 		if !asExit(err, &ee) || ee.ExitCode() != 130 {
 			t.Errorf("exit after SIGINT: %v, want status 130", err)
 		}
-	case <-time.After(45 * time.Second):
-		t.Fatal("the driver did not exit within 45 s of SIGINT")
+	case <-time.After(teardownBound):
+		t.Fatalf("the driver did not exit within %v of SIGINT:\n%s", teardownBound, log)
 	}
 	if !strings.Contains(log.String(), "tearing down project "+project) {
-		t.Errorf("no teardown in:\n%s", log.String())
+		t.Errorf("no teardown in:\n%s", log)
 	}
+}
+
+// teardownBound is how long the driver may take to exit after SIGINT: its teardown's own
+// bound (docker.teardown), and a minute for the commands cut short before it.
+const teardownBound = 3*time.Minute + time.Minute
+
+// timeLeft is the time until t's deadline less reserve, or 15 minutes without one.
+func timeLeft(t *testing.T, reserve time.Duration) time.Duration {
+	deadline, ok := t.Deadline()
+	if !ok {
+		return 15 * time.Minute
+	}
+	return max(time.Until(deadline)-reserve, 0)
+}
+
+// progressLog is the driver's stderr, each line with the seconds since start: when a
+// wait fails, it shows which step took the time.
+type progressLog struct {
+	start time.Time
+	mu    sync.Mutex
+	b     strings.Builder
+}
+
+func (l *progressLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(&l.b, "%6.1fs %s\n", time.Since(l.start).Seconds(), line)
+}
+
+func (l *progressLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func asExit(err error, target **exec.ExitError) bool {
