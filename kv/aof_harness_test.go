@@ -67,6 +67,29 @@ func (s *persistentServer) rewriteAndWait(c *rawConn) {
 	}
 }
 
+// waitRewrites waits until s has finished n rewrites, started by cron or
+// by a BGREWRITEAOF, and fails the test if that takes over 20 s.
+func (s *persistentServer) waitRewrites(t *testing.T, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for st := s.w.RewriteStats(); st.Count < n; st = s.w.RewriteStats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rewrites finished within 20 s, want %d", st.Count, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// readLog returns the append-only file at path with each CRLF a space.
+func readLog(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(data), "\r\n", " ")
+}
+
 func startPersistent(t *testing.T, path string, policy aof.Fsync) *persistentServer {
 	t.Helper()
 	st := store.New(store.Options{Shards: 16})
