@@ -301,6 +301,17 @@ func growRoom(n int) int {
 	return n + 1<<20
 }
 
+// freshLarge reports whether e, once ref wasRef (large if wasLarge), now
+// has a large block that arena.alloc has just made: zero memory, from the
+// OS or the Go heap, that SetRange need not clear. Clearing it anyway
+// writes every page of a string of up to 512 MiB, which is the whole cost
+// of a SETRANGE far past the end (seconds where page faults are slow).
+// Small blocks come from free lists, and a large block grown in place may
+// hold the bytes of a longer value it had: both hold old bytes.
+func freshLarge(e *entry, wasRef uint32, wasLarge bool) bool {
+	return e.size() > maxSmall && (!wasLarge || e.ref != wasRef)
+}
+
 // Strlen returns the length of the string at key (0 if missing).
 func (s *Store) Strlen(key []byte) (int, error) {
 	h := s.hash(key)
@@ -405,17 +416,22 @@ func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 			return 0, ErrOOM
 		}
 		v := sh.val(&sh.entries[nid])
-		clear(v[:offset])
+		if len(key)+need <= maxSmall { // a large block is new, so zero (freshLarge)
+			clear(v[:offset])
+		}
 		copy(v[offset:], val)
 		return need, nil
 	}
 	e := &sh.entries[id]
 	old := int(e.vlen)
 	if need > old {
+		wasRef, wasLarge := e.ref, e.size() > maxSmall
 		if !sh.resize(e, need, old, growRoom(int(e.klen)+need)) {
 			return 0, ErrOOM
 		}
-		clear(sh.val(e)[old:])
+		if !freshLarge(e, wasRef, wasLarge) {
+			clear(sh.val(e)[old:])
+		}
 	}
 	copy(sh.val(e)[offset:], val)
 	s.touch(e)

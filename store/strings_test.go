@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -132,6 +133,44 @@ func TestAppendAndRangesAcrossBlockSizes(t *testing.T) {
 		t.Fatalf("Strlen = %d", n)
 	}
 	checkInvariants(t, s)
+}
+
+// TestSetRangePadsWithZeros: the bytes SetRange adds before its offset
+// read as zeros whatever block the value lands in. A new large block is
+// zero already and is not cleared again; one grown in place, or a small
+// one from a free list, may hold old bytes and is.
+func TestSetRangePadsWithZeros(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		before []string // values SET in turn before the SetRange; none: a new key
+		offset int
+	}{
+		{"new small", nil, 100},
+		{"new large", nil, 5000},
+		{"small grown small", []string{strings.Repeat("x", 300), "ab"}, 200},
+		{"small grown large", []string{strings.Repeat("x", 300), "ab"}, 5000},
+		{"large grown to a new block", []string{strings.Repeat("x", 3000)}, 8000},
+		{"large grown in place over old bytes", []string{strings.Repeat("x", 3000), strings.Repeat("y", 2000)}, 2500},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newTestStore(t, Options{Shards: 1})
+			for _, v := range c.before {
+				set(t, s, "k", v, SetOptions{})
+			}
+			kept := ""
+			if n := len(c.before); n > 0 {
+				kept = c.before[n-1]
+			}
+			if n, err := s.SetRange(b("k"), int64(c.offset), b("z")); err != nil || n != c.offset+1 {
+				t.Fatalf("SetRange = %d %v, want %d", n, err, c.offset+1)
+			}
+			want := kept + strings.Repeat("\x00", c.offset-len(kept)) + "z"
+			if v, _ := mustGet(t, s, "k"); v != want {
+				t.Fatalf("value %.40q…, want %.40q…", v[len(kept):], want[len(kept):])
+			}
+			checkInvariants(t, s)
+		})
+	}
 }
 
 func TestRename(t *testing.T) {
