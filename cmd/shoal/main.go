@@ -242,7 +242,7 @@ func run(params *config.Table) error {
 	h.StartSnapshots() // the save policy counts changes from here
 
 	engine, balancer, port := params.Get("engine"), params.Get("balancer"), params.Get("port")
-	addrs, err := bindAddrs(params.Get("bind"), port, logger)
+	addrs, err := bindAddrs(params.Get("bind"), port, engine == "gnet", logger)
 	if err != nil {
 		return err
 	}
@@ -370,8 +370,10 @@ const errMaxClients = "-ERR max number of clients reached\r\n"
 // every IPv4 address and "::*" for every IPv6 one, and a leading "-" for
 // an address skipped when it cannot be bound (the sample redis.conf's
 // "bind 127.0.0.1 -::1" on a host without IPv6). The RESP port listens on
-// each; the HTTP and frame fronts on the first.
-func bindAddrs(bind, port string, logger *slog.Logger) ([]string, error) {
+// each; the HTTP and frame fronts on the first. With one (the gnet engine
+// serves one address) an optional address after the first is skipped too,
+// with a warning: the sample redis.conf then starts on gnet as well.
+func bindAddrs(bind, port string, one bool, logger *slog.Logger) ([]string, error) {
 	var addrs []string
 	for _, a := range strings.Fields(bind) {
 		optional := strings.HasPrefix(a, "-")
@@ -381,6 +383,10 @@ func bindAddrs(bind, port string, logger *slog.Logger) ([]string, error) {
 			a = "0.0.0.0"
 		case "::*":
 			a = "::"
+		}
+		if optional && one && len(addrs) > 0 {
+			logger.Warn("skipping an optional bind address: the gnet engine serves one address", "addr", a)
+			continue
 		}
 		if optional {
 			l, err := net.Listen("tcp", net.JoinHostPort(a, port))
