@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/shoalkv/shoal/internal/tcptest"
 )
 
 // heldBalancer holds the acceptor in its first Pick until gate closes, so
@@ -23,33 +23,6 @@ func (b *heldBalancer) Pick([]LoopStat) int {
 	b.once.Do(func() { close(b.held) })
 	<-b.gate
 	return 0
-}
-
-// waitAcked waits until the server's kernel has acknowledged everything
-// written on c (its SIOCOUTQ is 0): the request is then in the server's
-// socket, received whether or not the server has accepted the connection
-// or read it yet.
-func waitAcked(t *testing.T, c net.Conn) {
-	t.Helper()
-	rc, err := c.(*net.TCPConn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
-		unacked, ierr := 0, error(nil)
-		if err := rc.Control(func(fd uintptr) { unacked, ierr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) }); err != nil {
-			t.Fatal(err)
-		}
-		if ierr != nil {
-			t.Fatalf("SIOCOUTQ: %v", ierr)
-		}
-		if unacked == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d bytes written still unacknowledged after 20 s", unacked)
-		}
-	}
 }
 
 // TestShutdownServesConnectionsQueuedOnTheListener: a connection whose
@@ -91,7 +64,7 @@ func TestShutdownServesConnectionsQueuedOnTheListener(t *testing.T) {
 				}
 			}
 			for _, p := range peers {
-				waitAcked(t, p)
+				tcptest.WaitAcked(t, p)
 			}
 			shut := shutdownInBackground(s, 20*time.Second)
 			waitFor(t, "Shutdown to begin", s.closing.Load)

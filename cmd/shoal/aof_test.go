@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shoalkv/shoal/internal/redistest"
+	"github.com/shoalkv/shoal/internal/tcptest"
 )
 
 // aofArgs are the flags of a shoal persisting into dir.
@@ -691,7 +692,7 @@ func TestSIGTERMAnswersHeldReplies(t *testing.T) {
 		conns[i] = c
 	}
 	for _, c := range conns {
-		waitAcked(t, c)
+		tcptest.WaitAcked(t, c)
 	}
 	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 func respCommand(args ...string) []byte {
@@ -25,33 +23,6 @@ func respCommand(args ...string) []byte {
 		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
 	}
 	return b
-}
-
-// waitAcked waits until the server's kernel has acknowledged everything
-// written on c (c's SIOCOUTQ is 0): what was written is then received, in
-// the server's socket, whether or not the server has accepted the
-// connection or read it yet.
-func waitAcked(t *testing.T, c net.Conn) {
-	t.Helper()
-	rc, err := c.(*net.TCPConn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
-		unacked, ierr := 0, error(nil)
-		if err := rc.Control(func(fd uintptr) { unacked, ierr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) }); err != nil {
-			t.Fatal(err)
-		}
-		if ierr != nil {
-			t.Fatalf("SIOCOUTQ: %v", ierr)
-		}
-		if unacked == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d bytes written still unacknowledged after 20 s", unacked)
-		}
-	}
 }
 
 // TestSIGTERMAnswersDeepPipeline: 20,000 pipelined GETs of 1 KB values
