@@ -23,8 +23,8 @@ var (
 func (percentilesKind) Parse(s string) (string, error) {
 	var ps []float64
 	for _, f := range strings.Fields(s) {
-		x, err := strconv.ParseFloat(f, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(x) || strings.ContainsAny(f, "_xXpP") {
+		x, err := parseCDouble(f)
+		if err != nil || math.IsNaN(x) {
 			return "", errPercentileParse
 		}
 		if x < 0 || x > 100 {
@@ -33,6 +33,29 @@ func (percentilesKind) Parse(s string) (string, error) {
 		ps = append(ps, x)
 	}
 	return FormatPercentiles(ps), nil
+}
+
+// parseCDouble reads f as C's strtod does for Redis's string2d: decimal or
+// hexadecimal (whose exponent C lets go unwritten), an overflow or an
+// underflow to zero being an error.
+func parseCDouble(f string) (float64, error) {
+	digits, exp := strings.TrimLeft(f, "+-"), "eE"
+	if len(digits) > 2 && (digits[:2] == "0x" || digits[:2] == "0X") {
+		digits, exp = digits[2:], "pP"
+		if !strings.ContainsAny(digits, exp) {
+			f += "p0"
+		}
+	}
+	x, err := strconv.ParseFloat(f, 64)
+	if err == nil && x == 0 {
+		if i := strings.IndexAny(digits, exp); i >= 0 {
+			digits = digits[:i]
+		}
+		if strings.ContainsAny(digits, "123456789abcdefABCDEF") {
+			return 0, strconv.ErrRange // Go rounds an underflow to 0 without saying so
+		}
+	}
+	return x, err
 }
 
 // Values implements Kind.

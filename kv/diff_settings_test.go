@@ -27,6 +27,10 @@ func init() {
 		c("CONFIG SET latency-tracking-info-percentiles abc"), c("CONFIG SET latency-tracking-info-percentiles nan"),
 		s(exact, "CONFIG", "SET", "latency-tracking-info-percentiles", "50 x"), c("CONFIG GET latency-tracking-info-percentiles"),
 		c("CONFIG SET latency-tracking-info-percentiles 1e1"), c("CONFIG GET latency-tracking-info-percentiles"),
+		c("CONFIG SET latency-tracking-info-percentiles 1e400"), c("CONFIG SET latency-tracking-info-percentiles 1e-400"),
+		c("CONFIG SET latency-tracking-info-percentiles inf"), c("CONFIG SET latency-tracking-info-percentiles 0x1p3"),
+		c("CONFIG GET latency-tracking-info-percentiles"), c("CONFIG SET latency-tracking-info-percentiles 0x10"),
+		c("CONFIG GET latency-tracking-info-percentiles"),
 		s(exact, "CONFIG", "SET", "latency-tracking-info-percentiles", ""), c("CONFIG GET latency-tracking-info-percentiles"),
 		// An odd number of arguments, and a parameter twice.
 		c("CONFIG SET latency-tracking no maxmemory"), c("CONFIG SET latency-tracking no latency-tracking yes"),
