@@ -73,11 +73,11 @@ func (h *Handler) ownSettings(o Options) {
 	// still reads Redis's default hz until it sets one.
 	p.Own("hz", config.Owner{
 		Get: func() string { hz, _ := st.ActiveExpire(); return strconv.Itoa(cmp.Or(hz, 10)) },
-		Set: func(v string) { _, e := st.ActiveExpire(); st.SetActiveExpire(int(atoi64(v)), e) },
+		Set: func(v string) { st.SetHz(int(atoi64(v))) },
 	})
 	p.Own("active-expire-effort", config.Owner{
 		Get: func() string { _, e := st.ActiveExpire(); return strconv.Itoa(e) },
-		Set: func(v string) { hz, _ := st.ActiveExpire(); st.SetActiveExpire(cmp.Or(hz, 10), int(atoi64(v))) },
+		Set: func(v string) { st.SetExpireEffort(int(atoi64(v))) },
 	})
 	p.Own("lfu-log-factor", config.Owner{
 		Get: func() string { f, _ := st.LFU(); return strconv.FormatInt(f, 10) },

@@ -17,17 +17,18 @@ const (
 	expireScanPerSample = 20
 )
 
-// SetActiveExpire sets how often the active expirer runs (hz cycles a second, 1-500)
-// and how hard each cycle works (active-expire-effort, 1-10), for every database of s's
-// group.
-func (s *Store) SetActiveExpire(hz, effort int) {
-	hz, effort = min(max(hz, 1), 500), min(max(effort, 1), 10)
-	s.g.expireEvery.Store(int64(time.Second) / int64(hz))
-	s.g.expireEffort.Store(int64(effort))
+// SetHz sets how often the active expirer runs, hz cycles a second (1-500), for
+// every database of s's group.
+func (s *Store) SetHz(hz int) {
+	s.g.expireEvery.Store(int64(time.Second) / int64(min(max(hz, 1), 500)))
 }
 
-// ActiveExpire returns hz and active-expire-effort as SetActiveExpire took them (hz 10
-// unless set; 0 when the expirer was switched off by Options.ActiveExpireInterval).
+// SetExpireEffort sets how hard each active expiry cycle works
+// (active-expire-effort, 1-10), for every database of s's group.
+func (s *Store) SetExpireEffort(effort int) { s.g.expireEffort.Store(int64(min(max(effort, 1), 10))) }
+
+// ActiveExpire returns hz and active-expire-effort as SetHz and SetExpireEffort took
+// them (hz 10 unless set; 0 while the expirer is off by Options.ActiveExpireInterval).
 func (s *Store) ActiveExpire() (hz, effort int) {
 	every := s.g.expireEvery.Load()
 	if every > 0 {

@@ -15,7 +15,7 @@ func TestActiveExpireEffortWalksFurther(t *testing.T) {
 		now := int64(1_000_000)
 		s := New(Options{Shards: 1, ActiveExpireInterval: -1, Now: func() int64 { return now }})
 		defer s.Close()
-		s.SetActiveExpire(10, effort)
+		s.SetExpireEffort(effort)
 		for i := range 100 {
 			at := now + 60_000
 			if i%5 == 0 { // every fifth key, spread over the shard: 20% expired
@@ -57,10 +57,11 @@ func TestHzSetsTheExpiryInterval(t *testing.T) {
 		{0, 0, 1, 1, 100 * time.Millisecond, 250 * time.Millisecond},
 		{100000, 11, 500, 10, 2 * time.Millisecond, 430 * time.Millisecond},
 	} {
-		s.SetActiveExpire(tc.hz, tc.effort)
+		s.SetHz(tc.hz)
+		s.SetExpireEffort(tc.effort)
 		hz, effort := s.ActiveExpire()
 		if hz != tc.wantHz || effort != tc.wantEff {
-			t.Errorf("SetActiveExpire(%d, %d): hz %d effort %d, want %d %d", tc.hz, tc.effort, hz, effort, tc.wantHz, tc.wantEff)
+			t.Errorf("SetHz(%d), SetExpireEffort(%d): hz %d effort %d, want %d %d", tc.hz, tc.effort, hz, effort, tc.wantHz, tc.wantEff)
 		}
 		if got := s.tick(); got != tc.tick {
 			t.Errorf("hz %d: background ticks every %v, want %v", hz, got, tc.tick)
@@ -72,5 +73,38 @@ func TestHzSetsTheExpiryInterval(t *testing.T) {
 	other := s.NewDB()
 	if hz, effort := other.ActiveExpire(); hz != 500 || effort != 10 {
 		t.Errorf("a database of the same group has hz %d effort %d, want the group's 500 and 10", hz, effort)
+	}
+}
+
+// TestEffortLeavesAnExpirerOffAlone: setting the effort of a group whose
+// active expirer is off does not switch it on.
+func TestEffortLeavesAnExpirerOffAlone(t *testing.T) {
+	s := New(Options{ActiveExpireInterval: -1})
+	defer s.Close()
+	s.SetExpireEffort(5)
+	if hz, effort := s.ActiveExpire(); hz != 0 || effort != 5 {
+		t.Fatalf("hz %d effort %d, want 0 (off) and 5", hz, effort)
+	}
+}
+
+// TestFrozenClockHoldsExpiry: while the clock is frozen (a script runs),
+// neither a lookup nor the active expirer sees a key expire that expires
+// after the frozen instant; thawed, it is gone.
+func TestFrozenClockHoldsExpiry(t *testing.T) {
+	now := int64(1_000_000)
+	s := New(Options{Shards: 1, ActiveExpireInterval: -1, Now: func() int64 { return now }})
+	defer s.Close()
+	if _, _, _, err := s.Set(nil, []byte("k"), []byte("v"), SetOptions{ExpireAt: now + 10}); err != nil {
+		t.Fatal(err)
+	}
+	s.FreezeClock(now)
+	now += 100
+	s.activeExpire(time.Hour)
+	if _, found, _ := s.Get(nil, []byte("k")); !found || s.shards[0].volatile != 1 {
+		t.Fatalf("frozen: found %v, keys with a TTL %d; want the key kept", found, s.shards[0].volatile)
+	}
+	s.ThawClock()
+	if _, found, _ := s.Get(nil, []byte("k")); found {
+		t.Fatal("thawed: the key is still there 90 ms past its expiry")
 	}
 }
