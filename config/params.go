@@ -97,6 +97,18 @@ func Params() []Param {
 		{Name: "aof-load-truncated", Kind: YesNo, Default: "yes", Usage: "yes: a truncated last command in the append-only file is cut off at load"},
 		{Name: "auto-aof-rewrite-percentage", Kind: Int(0, math.MaxInt32), Default: "100", RunTime: true, Usage: "rewrite the append-only file when it grew by this percentage (0: never)"},
 		{Name: "auto-aof-rewrite-min-size", Kind: Memory(0, math.MaxInt64), Default: "64mb", RunTime: true, Usage: "size below which the append-only file is not rewritten automatically"},
+
+		// Replication, replica side (package kv: kv/repl*.go). replicaof
+		// is read at startup; REPLICAOF changes it at run time.
+		{Name: "replicaof", Aliases: []string{"slaveof"}, Kind: Text(checkReplicaOf), Default: "", Usage: "\"host port\" of the primary to replicate at startup (empty: a primary)"},
+		{Name: "masterauth", Kind: Text(nil), Default: "", RunTime: true, Usage: "password the replica AUTHs with on its primary (empty: none)"},
+		{Name: "masteruser", Kind: Text(nil), Default: "", RunTime: true, Usage: "user the replica AUTHs as on its primary, with masterauth (empty: the default user)"},
+		{Name: "replica-read-only", Aliases: []string{"slave-read-only"}, Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: a replica refuses writes from its clients with -READONLY"},
+		{Name: "replica-serve-stale-data", Aliases: []string{"slave-serve-stale-data"}, Kind: YesNo, Default: "yes", RunTime: true, Usage: "no: while its link to the primary is down, a replica answers -MASTERDOWN to commands other than a few (INFO, PING, REPLICAOF, ...)"},
+		{Name: "replica-priority", Aliases: []string{"slave-priority"}, Kind: Int(0, math.MaxInt32), Default: "100", RunTime: true, Usage: "Sentinel promotes the replica with the lowest priority first (0: never), read from INFO"},
+		{Name: "replica-announced", Kind: YesNo, Default: "yes", RunTime: true, Usage: "no: Sentinel leaves this replica out of its replies, read from INFO"},
+		{Name: "repl-timeout", Kind: Int(1, math.MaxInt32), Default: "60", RunTime: true, Usage: "seconds without a byte from the primary after which a replica drops the link and reconnects"},
+		{Name: "repl-ping-replica-period", Aliases: []string{"repl-ping-slave-period"}, Kind: Int(1, math.MaxInt32), Default: "10", RunTime: true, Usage: "seconds between a primary's PINGs to its replicas (accepted; Shoal serves no replicas yet)"},
 	}
 	return append(params, inertParams()...)
 }
@@ -154,6 +166,22 @@ func checkSavePolicy(v string) error {
 		if err != nil || (i%2 == 0 && x < 1) || x < 0 {
 			return errSavePolicy
 		}
+	}
+	return nil
+}
+
+// checkReplicaOf accepts the replicaof setting: empty, or a host and a
+// port from 0 to 65535, as Redis's config file takes "replicaof host port".
+func checkReplicaOf(v string) error {
+	if v == "" {
+		return nil
+	}
+	f := strings.Fields(v)
+	if len(f) != 2 {
+		return fmt.Errorf("want \"host port\", not %q", v)
+	}
+	if p, err := strconv.Atoi(f[1]); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", f[1])
 	}
 	return nil
 }
@@ -219,10 +247,7 @@ func inertParams() []Param {
 		{"appenddirname", Text(nil), "appendonlydir", "Shoal keeps one append-only file, appendfilename in dir"},
 		{"rdb-save-incremental-fsync", yes, "yes", "a snapshot is synced once, before it replaces the old file"},
 		{"rdb-del-sync-files", no, "no", "Shoal has no replicas yet, so no snapshot is written for one (the replication issue)"},
-		{"replica-serve-stale-data", yes, "yes", "Shoal is not a replica yet (the replication issue)"},
-		{"replica-read-only", yes, "yes", "Shoal is not a replica yet (the replication issue)"},
 		{"replica-lazy-flush", no, "no", "Shoal is not a replica yet (the replication issue)"},
-		{"replica-priority", Int(0, math.MaxInt32), "100", "Shoal is not a replica yet (the replication issue)"},
 		{"repl-diskless-sync", yes, "yes", "Shoal has no replicas yet (the replication issue)"},
 		{"repl-diskless-sync-delay", Int(0, math.MaxInt32), "5", "Shoal has no replicas yet (the replication issue)"},
 		{"repl-diskless-sync-max-replicas", Int(0, math.MaxInt32), "0", "Shoal has no replicas yet (the replication issue)"},
