@@ -3,6 +3,8 @@ package http1
 import (
 	"bytes"
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -63,19 +65,8 @@ func FuzzParse(f *testing.F) {
 
 func equalParsed(a, b parsed) bool {
 	if a.Method != b.Method || a.Target != b.Target || a.Proto != b.Proto || a.Host != b.Host ||
-		a.Body != b.Body || a.Chunked != b.Chunked || a.Close != b.Close || len(a.Header) != len(b.Header) {
+		a.Body != b.Body || a.Chunked != b.Chunked || a.Close != b.Close {
 		return false
 	}
-	for k, v := range a.Header {
-		w := b.Header[k]
-		if len(v) != len(w) {
-			return false
-		}
-		for i := range v {
-			if v[i] != w[i] {
-				return false
-			}
-		}
-	}
-	return true
+	return maps.EqualFunc(a.Header, b.Header, slices.Equal)
 }

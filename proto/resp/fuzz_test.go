@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -44,7 +45,7 @@ func FuzzParse(f *testing.F) {
 			var p Parser
 			got, ok := p.splitArgs(line)
 			want, wantOK := refSplitArgs(line)
-			if ok != wantOK || (ok && !equalStrs(strs(got), strs(want))) {
+			if ok != wantOK || (ok && !slices.Equal(strs(got), strs(want))) {
 				t.Fatalf("splitArgs(%q) = %q, %v; sdssplitargs gives %q, %v", line, strs(got), ok, strs(want), wantOK)
 			}
 		}
@@ -67,7 +68,7 @@ func checkChunked(t *testing.T, data []byte) {
 		t.Fatalf("%q in %d-byte reads: %q, %v; whole: %q, %v", data, size, got, err, want, wantErr)
 	}
 	for i := range want {
-		if !equalStrs(got[i], want[i]) {
+		if !slices.Equal(got[i], want[i]) {
 			t.Fatalf("%q in %d-byte reads: command %d %q, whole %q", data, size, i, got[i], want[i])
 		}
 	}
@@ -130,7 +131,7 @@ func checkReencode(t *testing.T, args [][]byte) {
 	enc := AppendCommandBytes(nil, args...)
 	var p Parser
 	got, n, err := p.Parse(enc)
-	if err != nil || n != len(enc) || !equalStrs(strs(got), want) {
+	if err != nil || n != len(enc) || !slices.Equal(strs(got), want) {
 		t.Fatalf("re-encoded %q parsed as %q, %d, %v", want, strs(got), n, err)
 	}
 }

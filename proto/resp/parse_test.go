@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -15,18 +16,6 @@ func strs(args [][]byte) []string {
 		out[i] = string(a)
 	}
 	return out
-}
-
-func equalStrs(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestParseAcceptsCommands(t *testing.T) {
@@ -82,7 +71,7 @@ func TestParseAcceptsCommands(t *testing.T) {
 			if n != want {
 				t.Errorf("Parse(%q) n = %d, want %d", tt.in, n, want)
 			}
-			if got := strs(args); !equalStrs(got, tt.want) {
+			if got := strs(args); !slices.Equal(got, tt.want) {
 				t.Errorf("Parse(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
@@ -224,7 +213,7 @@ func TestParseEveryPrefixIsIncomplete(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 	for i := range want {
-		if !equalStrs(got[i], want[i]) {
+		if !slices.Equal(got[i], want[i]) {
 			t.Errorf("command %d = %q, want %q", i, got[i], want[i])
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,7 +66,7 @@ func TestParseResumesLargeCommandAcrossReads(t *testing.T) {
 			t.Fatalf("chunks up to %d: %d commands, want %d", size, len(got), len(want))
 		}
 		for i := range want {
-			if !equalStrs(got[i], want[i]) {
+			if !slices.Equal(got[i], want[i]) {
 				t.Errorf("chunks up to %d: command %d differs (%d args, want %d)", size, i, len(got[i]), len(want[i]))
 			}
 		}
@@ -103,7 +104,7 @@ func TestParseDropsResumeStateForOtherBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	args, n, err := p.Parse(b)
-	if err != nil || n != len(b) || !equalStrs(strs(args), bArgs) {
+	if err != nil || n != len(b) || !slices.Equal(strs(args), bArgs) {
 		t.Fatalf("unrelated buffer after a pending one: %d args, n %d, %v", len(args), n, err)
 	}
 	// Reset makes the same explicit.

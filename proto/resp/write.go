@@ -165,9 +165,10 @@ func AppendVerbatim(b []byte, format string, v []byte) []byte {
 // AppendBlobError appends RESP3's bulk error "!len\r\ns\r\n", for error texts
 // that may hold CR or LF.
 func AppendBlobError(b []byte, s string) []byte {
-	b = appendHeader(b, '!', len(s))
-	b = append(b, s...)
-	return append(b, '\r', '\n')
+	start := len(b)
+	b = AppendBulkString(b, s)
+	b[start] = '!' // a bulk string but for its type byte
+	return b
 }
 
 // AppendCommand appends args as a RESP multibulk command, the form clients

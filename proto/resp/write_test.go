@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -102,7 +103,7 @@ func TestWritersRoundTripThroughParser(t *testing.T) {
 		if err != nil {
 			t.Fatalf("command %d: %v", i, err)
 		}
-		if !equalStrs(strs(args), c) {
+		if !slices.Equal(strs(args), c) {
 			t.Errorf("command %d = %q, want %q", i, strs(args), c)
 		}
 		stream = stream[n:]
