@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/shoalkv/shoal/proto/resp"
 )
 
 // A configuration file in redis.conf's syntax: one directive per line, a
@@ -142,105 +143,18 @@ func readConfigFile(path string, depth int, out *[]directive) error {
 	return sc.Err()
 }
 
-// SplitArgs splits a line into arguments as Redis's sdssplitargs does:
-// spaces separate them; "double quotes" take \n \r \t \b \a \\ \" and
-// \xHH escapes; 'single quotes' take \' ; a closing quote must be
-// followed by a space or the end.
+// SplitArgs splits a configuration line into arguments as Redis's
+// sdssplitargs does: the rule resp.SplitArgs implements for inline commands.
 func SplitArgs(line string) ([]string, error) {
-	var args []string
-	i := 0
-	for {
-		for i < len(line) && isSpace(line[i]) {
-			i++
-		}
-		if i == len(line) {
-			return args, nil
-		}
-		var cur strings.Builder
-		inDQ, inSQ := false, false
-		for done := false; !done; {
-			switch {
-			case inDQ:
-				if i == len(line) {
-					return nil, errors.New("unbalanced quotes")
-				}
-				c := line[i]
-				switch {
-				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					b, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-					cur.WriteByte(byte(b))
-					i += 3
-				case c == '\\' && i+1 < len(line):
-					i++
-					switch line[i] {
-					case 'n':
-						cur.WriteByte('\n')
-					case 'r':
-						cur.WriteByte('\r')
-					case 't':
-						cur.WriteByte('\t')
-					case 'b':
-						cur.WriteByte('\b')
-					case 'a':
-						cur.WriteByte('\a')
-					default:
-						cur.WriteByte(line[i])
-					}
-				case c == '"':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, errors.New("closing quote must be followed by a space")
-					}
-					done = true
-				default:
-					cur.WriteByte(c)
-				}
-			case inSQ:
-				if i == len(line) {
-					return nil, errors.New("unbalanced quotes")
-				}
-				c := line[i]
-				switch {
-				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					cur.WriteByte('\'')
-				case c == '\'':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, errors.New("closing quote must be followed by a space")
-					}
-					done = true
-				default:
-					cur.WriteByte(c)
-				}
-			default:
-				if i == len(line) {
-					done = true
-					continue
-				}
-				switch c := line[i]; {
-				case isSpace(c):
-					done = true
-				case c == '"':
-					inDQ = true
-				case c == '\'':
-					inSQ = true
-				default:
-					cur.WriteByte(c)
-				}
-			}
-			if i < len(line) {
-				i++
-			}
-		}
-		args = append(args, cur.String())
+	parts, ok := resp.SplitArgs([]byte(line))
+	if !ok {
+		return nil, errors.New("unbalanced quotes, or a closing quote not followed by a space")
 	}
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+	args := make([]string, len(parts))
+	for i, p := range parts {
+		args[i] = string(p)
+	}
+	return args, nil
 }
 
 // RewriteFile rewrites the configuration file at path with the values in

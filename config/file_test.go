@@ -10,6 +10,7 @@ import (
 )
 
 func TestSplitArgsAsRedis(t *testing.T) {
+	const errQuotes = "unbalanced quotes, or a closing quote not followed by a space"
 	for _, c := range []struct {
 		line string
 		want []string
@@ -20,9 +21,11 @@ func TestSplitArgsAsRedis(t *testing.T) {
 		{`requirepass "a b\"c\x41\n"`, []string{"requirepass", "a b\"cA\n"}, ""},
 		{`x 'it\'s' "tab\there"`, []string{"x", "it's", "tab\there"}, ""},
 		{`x foo"bar baz"`, []string{"x", "foobar baz"}, ""},
-		{`x "open`, nil, "unbalanced quotes"},
-		{`x 'open`, nil, "unbalanced quotes"},
-		{`x "a"b`, nil, "closing quote must be followed by a space"},
+		{`x "open`, nil, errQuotes},
+		{`x 'open`, nil, errQuotes},
+		{`x "a"b`, nil, errQuotes},
+		{"x \"a\"\vb", []string{"x", "a", "b"}, ""},
+		{"x a\vb", []string{"x", "a\vb"}, ""},
 		{`x "\xZZ"`, []string{"x", "xZZ"}, ""},
 	} {
 		got, err := SplitArgs(c.line)

@@ -59,6 +59,17 @@ var byteClass = [256]uint8{
 func isSpace(c byte) bool  { return byteClass[c]&classSpace != 0 }
 func endsBare(c byte) bool { return byteClass[c]&classBareEnd != 0 }
 
+// SplitArgs splits line into arguments as Redis's sdssplitargs does, the
+// rule for inline commands and for redis.conf lines: blanks separate
+// arguments; "double quotes" take \xHH and \n \r \t \b \a escapes (any
+// other escaped byte stands for itself); 'single quotes' take \'; a closing
+// quote must be followed by a blank or the end of the line. ok is false where
+// Redis reports "unbalanced quotes". The arguments may share line's memory.
+func SplitArgs(line []byte) (args [][]byte, ok bool) {
+	var p Parser
+	return p.splitArgs(line)
+}
+
 // splitArgs splits line as sdssplitargs does. Arguments without quotes, and
 // quoted ones without escapes, are sub-slices of line; the rest are unescaped
 // into p.rare.scratch. ok is false for "unbalanced quotes".
