@@ -131,3 +131,16 @@ func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errTex
 	}
 	return cond, xx && lt, ""
 }
+
+// parseIntPair reads the two integers of LRANGE, LTRIM, GETRANGE and
+// ZREMRANGEBYRANK; when either is not one, it answers cl with Redis's
+// not-an-integer error and reports false.
+func parseIntPair(cl *client, first, second []byte) (int64, int64, bool) {
+	a, ok1 := ascii.ParseInt(first)
+	b, ok2 := ascii.ParseInt(second)
+	if !ok1 || !ok2 {
+		cl.writeError(errNotInteger)
+		return 0, 0, false
+	}
+	return a, b, true
+}

@@ -26,7 +26,7 @@ func viewCollection[T store.Object](cl *client, key []byte, kind store.Kind, fn 
 	return true
 }
 
-// removeMembers is HDEL, SREM, ZREM and the ZREMRANGEBY commands: remove
+// removeMembers is HDEL, SREM, ZREM, LREM and the ZREMRANGEBY commands: remove
 // takes elements out of key's collection (which exists) and says how many.
 // The reply is that count; when it is not 0, event is announced in class,
 // with del when the key was emptied (and so deleted).
@@ -49,6 +49,25 @@ func removeMembers[T store.Object](cl *client, key []byte, kind store.Kind, clas
 	if removed > 0 {
 		cl.notifyRemoved(class, event, key, emptied)
 	}
+}
+
+// removeEach is HDEL, SREM and ZREM: remove takes each of members out of
+// key's collection, reporting whether it was there, as removeMembers
+// counts. It stops at an emptied collection, as Redis does: nothing is left
+// to remove.
+func removeEach[T store.Object](cl *client, key []byte, kind store.Kind, class uint32, event string, members [][]byte, remove func(c T, member []byte) bool) {
+	removeMembers(cl, key, kind, class, event, func(c T) int {
+		removed := 0
+		for _, m := range members {
+			if remove(c, m) {
+				removed++
+				if c.Len() == 0 {
+					break
+				}
+			}
+		}
+		return removed
+	})
 }
 
 // scanCollection is HSCAN, SSCAN and ZSCAN: key cursor [MATCH pattern]

@@ -262,18 +262,7 @@ func (h *Handler) hkeysVals(cl *client, args [][]byte, keys bool) {
 }
 
 func cmdHDel(h *Handler, cl *client, args [][]byte) {
-	removeMembers(cl, args[1], store.KindHash, evHash, "hdel", func(hs *store.Hash) int {
-		deleted := 0
-		for _, f := range args[2:] {
-			if hs.Delete(f) {
-				deleted++
-				if hs.Len() == 0 {
-					break // Redis stops at an emptied hash
-				}
-			}
-		}
-		return deleted
-	})
+	removeEach(cl, args[1], store.KindHash, evHash, "hdel", args[2:], (*store.Hash).Delete)
 }
 
 func cmdHLen(h *Handler, cl *client, args [][]byte) {
@@ -435,20 +424,13 @@ func cmdHRandField(h *Handler, cl *client, args [][]byte) {
 			return
 		}
 		one := func(f, v []byte) {
-			if withValues && cl.proto >= 3 {
-				cl.writeArray(2)
-			}
+			cl.writePairStart(withValues)
 			cl.writeBulk(f)
 			if withValues {
 				cl.writeBulk(v)
 			}
 		}
-		header := func(k int) {
-			if withValues && cl.proto < 3 {
-				k *= 2
-			}
-			cl.writeArray(k)
-		}
+		header := func(k int) { cl.writePairArray(k, withValues) }
 		n := hs.Len()
 		switch {
 		case l < 0 || l == 1:

@@ -177,6 +177,18 @@ func parseEnd(b []byte) (front, ok bool) {
 	return false, false
 }
 
+// parseEnds reads LMOVE's and BLMOVE's two ends; a word that is neither
+// LEFT nor RIGHT is answered with a syntax error and reported false.
+func parseEnds(cl *client, fromArg, toArg []byte) (fromFront, toFront, ok bool) {
+	from, ok1 := parseEnd(fromArg)
+	to, ok2 := parseEnd(toArg)
+	if !ok1 || !ok2 {
+		cl.writeError(errSyntax)
+		return false, false, false
+	}
+	return from, to, true
+}
+
 func cmdLPush(h *Handler, cl *client, args [][]byte)  { h.push(cl, args, true, false) }
 func cmdRPush(h *Handler, cl *client, args [][]byte)  { h.push(cl, args, false, false) }
 func cmdLPushX(h *Handler, cl *client, args [][]byte) { h.push(cl, args, true, true) }
@@ -350,10 +362,8 @@ func normalizeRange(start, stop int64, n int) (int, int, bool) {
 }
 
 func cmdLRange(h *Handler, cl *client, args [][]byte) {
-	start, ok1 := ascii.ParseInt(args[2])
-	stop, ok2 := ascii.ParseInt(args[3])
-	if !ok1 || !ok2 {
-		cl.writeError(errNotInteger)
+	start, stop, ok := parseIntPair(cl, args[2], args[3])
+	if !ok {
 		return
 	}
 	h.viewList(cl, args[1], func(l *store.List) {
@@ -481,13 +491,7 @@ func cmdLRem(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errNotInteger)
 		return
 	}
-	removed, emptied := 0, false
-	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
-		l, _ := o.(*store.List)
-		if l == nil {
-			return nil
-		}
-		defer func() { emptied = l.Len() == 0 }()
+	removeMembers(cl, args[1], store.KindList, evList, "lrem", func(l *store.List) int {
 		limit, fromTail := count, false
 		if count < 0 {
 			limit, fromTail = -count, true // -MinInt64 stays negative: no limit, as in Redis
@@ -495,24 +499,13 @@ func cmdLRem(h *Handler, cl *client, args [][]byte) {
 		if limit < 0 {
 			limit = 0
 		}
-		removed = l.Remove(args[3], int(limit), fromTail)
-		return l
+		return l.Remove(args[3], int(limit), fromTail)
 	})
-	if err != nil {
-		cl.writeError(err.Error())
-		return
-	}
-	cl.writeInt(int64(removed))
-	if removed > 0 {
-		cl.notifyRemoved(evList, "lrem", args[1], emptied)
-	}
 }
 
 func cmdLTrim(h *Handler, cl *client, args [][]byte) {
-	start, ok1 := ascii.ParseInt(args[2])
-	stop, ok2 := ascii.ParseInt(args[3])
-	if !ok1 || !ok2 {
-		cl.writeError(errNotInteger)
+	start, stop, ok := parseIntPair(cl, args[2], args[3])
+	if !ok {
 		return
 	}
 	found, emptied := false, false
@@ -713,10 +706,8 @@ func (h *Handler) move(db *store.Store, src, dst []byte, fromFront, toFront bool
 }
 
 func cmdLMove(h *Handler, cl *client, args [][]byte) {
-	from, ok1 := parseEnd(args[3])
-	to, ok2 := parseEnd(args[4])
-	if !ok1 || !ok2 {
-		cl.writeError(errSyntax)
+	from, to, ok := parseEnds(cl, args[3], args[4])
+	if !ok {
 		return
 	}
 	r := h.move(cl.db(), args[1], args[2], from, to)
@@ -948,10 +939,8 @@ func (h *Handler) blockingPopOf(cl *client, keys [][]byte, front bool, count int
 
 // cmdBLMove: BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout.
 func cmdBLMove(h *Handler, cl *client, args [][]byte) {
-	from, ok1 := parseEnd(args[3])
-	to, ok2 := parseEnd(args[4])
-	if !ok1 || !ok2 {
-		cl.writeError(errSyntax)
+	from, to, ok := parseEnds(cl, args[3], args[4])
+	if !ok {
 		return
 	}
 	h.blockingMove(cl, args[1], args[2], from, to, args[5], func(rec []byte, src, dst []byte) []byte {

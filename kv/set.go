@@ -174,18 +174,7 @@ func cmdSAdd(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdSRem(h *Handler, cl *client, args [][]byte) {
-	removeMembers(cl, args[1], store.KindSet, evSet, "srem", func(s *store.Set) int {
-		removed := 0
-		for _, m := range args[2:] {
-			if s.Remove(m) {
-				removed++
-				if s.Len() == 0 {
-					break // Redis stops at an emptied set
-				}
-			}
-		}
-		return removed
-	})
+	removeEach(cl, args[1], store.KindSet, evSet, "srem", args[2:], (*store.Set).Remove)
 }
 
 func cmdSMembers(h *Handler, cl *client, args [][]byte) {

@@ -325,10 +325,8 @@ func cmdStrlen(h *Handler, cl *client, args [][]byte) {
 }
 
 func cmdGetRange(h *Handler, cl *client, args [][]byte) {
-	start, ok1 := ascii.ParseInt(args[2])
-	end, ok2 := ascii.ParseInt(args[3])
-	if !ok1 || !ok2 {
-		cl.writeError(errNotInteger)
+	start, end, ok := parseIntPair(cl, args[2], args[3])
+	if !ok {
 		return
 	}
 	mark := len(cl.out)

@@ -262,6 +262,35 @@ func (cl *client) writeScore(f float64) {
 	}
 }
 
+// writePairArray starts a reply of n elements that are pairs when paired
+// (a member and its score, a field and its value): a flat array of 2n in
+// RESP2, an array of n two-element arrays in RESP3, as Redis's
+// WITHSCORES and WITHVALUES replies. Each element begins with
+// writePairStart.
+func (cl *client) writePairArray(n int, paired bool) {
+	if paired && cl.proto < 3 {
+		n *= 2
+	}
+	cl.writeArray(n)
+}
+
+// writePairStart begins an element of a writePairArray reply.
+func (cl *client) writePairStart(paired bool) {
+	if paired && cl.proto >= 3 {
+		cl.writeArray(2)
+	}
+}
+
+// writeScored writes a sorted-set member of a writePairArray reply, with its
+// score when withScores.
+func (cl *client) writeScored(m []byte, s float64, withScores bool) {
+	cl.writePairStart(withScores)
+	cl.writeBulk(m)
+	if withScores {
+		cl.writeScore(s)
+	}
+}
+
 // writeNullArray is Redis's addReplyNullArray: *-1 in RESP2, _ in RESP3.
 func (cl *client) writeNullArray() {
 	if cl.proto >= 3 {
@@ -404,15 +433,7 @@ flags:
 }
 
 func cmdZRem(h *Handler, cl *client, args [][]byte) {
-	removeMembers(cl, args[1], store.KindZSet, evZSet, "zrem", func(z *store.ZSet) int {
-		removed := 0
-		for _, m := range args[2:] {
-			if z.Remove(m) {
-				removed++
-			}
-		}
-		return removed
-	})
+	removeEach(cl, args[1], store.KindZSet, evZSet, "zrem", args[2:], (*store.ZSet).Remove)
 }
 
 func cmdZCard(h *Handler, cl *client, args [][]byte) {

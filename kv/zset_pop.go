@@ -225,20 +225,9 @@ func writeZRandom(cl *client, z *store.ZSet, l int64, withScores bool) {
 	n := z.Len()
 	one := func(rank int) {
 		m, s := z.At(rank)
-		if withScores && cl.proto >= 3 {
-			cl.writeArray(2)
-		}
-		cl.writeBulk(m)
-		if withScores {
-			cl.writeScore(s)
-		}
+		cl.writeScored(m, s, withScores)
 	}
-	header := func(k int) {
-		if withScores && cl.proto < 3 {
-			k *= 2
-		}
-		cl.writeArray(k)
-	}
+	header := func(k int) { cl.writePairArray(k, withScores) }
 	if l < 0 || l == 1 {
 		k := int(l)
 		if l < 0 {

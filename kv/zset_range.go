@@ -205,20 +205,9 @@ func (h *Handler) zrange(cl *client, args [][]byte, src int, toStore bool, by zr
 // writeZRange writes the elements of ranks [lo, hi): members, or with
 // scores as a flat array in RESP2 and [member, score] pairs in RESP3.
 func writeZRange(cl *client, z *store.ZSet, lo, hi int, rev, withScores bool) {
-	n := max(hi-lo, 0)
-	if withScores && cl.proto < 3 {
-		cl.writeArray(2 * n)
-	} else {
-		cl.writeArray(n)
-	}
+	cl.writePairArray(max(hi-lo, 0), withScores)
 	z.Range(lo, hi, rev, func(m []byte, s float64) bool {
-		if withScores && cl.proto >= 3 {
-			cl.writeArray(2)
-		}
-		cl.writeBulk(m)
-		if withScores {
-			cl.writeScore(s)
-		}
+		cl.writeScored(m, s, withScores)
 		return true
 	})
 }
@@ -261,10 +250,8 @@ func (h *Handler) zrangeStore(cl *client, args [][]byte, sp *zrangeSpec) {
 }
 
 func cmdZRemRangeByRank(h *Handler, cl *client, args [][]byte) {
-	start, ok1 := parseLong(args[2])
-	end, ok2 := parseLong(args[3])
-	if !ok1 || !ok2 {
-		cl.writeError(errNotInteger)
+	start, end, ok := parseIntPair(cl, args[2], args[3])
+	if !ok {
 		return
 	}
 	h.zremRange(cl, args[1], "zremrangebyrank", func(z *store.ZSet) (int, int) { return rankSpan(start, end, z.Len()) })

@@ -259,19 +259,9 @@ func (h *Handler) zsetOp(cl *client, args [][]byte, toStore bool, op zsetOp, car
 }
 
 func writeZPairs(cl *client, res []zpair, withScores bool) {
-	if withScores && cl.proto < 3 {
-		cl.writeArray(2 * len(res))
-	} else {
-		cl.writeArray(len(res))
-	}
+	cl.writePairArray(len(res), withScores)
 	for _, p := range res {
-		if withScores && cl.proto >= 3 {
-			cl.writeArray(2)
-		}
-		cl.writeBulk(p.m)
-		if withScores {
-			cl.writeScore(p.s)
-		}
+		cl.writeScored(p.m, p.s, withScores)
 	}
 }
 
