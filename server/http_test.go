@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/kv"
 )
 
@@ -25,13 +25,7 @@ import (
 // code and body. -w appends the code after a newline.
 func curl(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	path, err := exec.LookPath("curl")
-	if err != nil {
-		if os.Getenv("SHOAL_REQUIRE_CURL") != "" {
-			t.Fatal("curl not found and SHOAL_REQUIRE_CURL is set")
-		}
-		t.Skip("curl not installed")
-	}
+	path := redistest.Tool(t, "curl", "SHOAL_REQUIRE_CURL", "apt-get install curl")
 	out, err := exec.Command(path, append([]string{"-sS", "--max-time", "5", "-w", "\n%{http_code}"}, args...)...).Output()
 	if err != nil {
 		t.Fatalf("curl %v: %v", args, err)

@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,23 +13,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/kv"
 )
-
-// promtool returns the path of promtool (Debian package prometheus). It
-// skips the test when it is missing, unless SHOAL_REQUIRE_PROMTOOL is set
-// (CI), where a missing tool fails instead.
-func promtool(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("SHOAL_REQUIRE_PROMTOOL") != "" {
-			t.Fatalf("promtool not found and SHOAL_REQUIRE_PROMTOOL is set: apt-get install prometheus")
-		}
-		t.Skip("promtool not installed (apt-get install prometheus)")
-	}
-	return p
-}
 
 func scrape(t *testing.T, addr string, auth ...string) (string, map[string]*dto.MetricFamily) {
 	t.Helper()
@@ -87,7 +72,7 @@ next:
 // process and Go runtime from the live counters, and promtool check
 // metrics accepts it.
 func TestMetricsPassPromtool(t *testing.T) {
-	tool := promtool(t)
+	tool := redistest.Tool(t, "promtool", "SHOAL_REQUIRE_PROMTOOL", "apt-get install prometheus")
 	f := startFronts(t, kv.Options{}, eventloop.Options{IdleTimeout: time.Minute}, "")
 	r := dialRaw(t, f.resp)
 	r.Do("SET", "a", "1")

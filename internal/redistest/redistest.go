@@ -27,14 +27,22 @@ const RequireEnv = "SHOAL_REQUIRE_REDIS"
 // or fails when SHOAL_REQUIRE_REDIS=1.
 func Binary(t testing.TB, name string) string {
 	t.Helper()
+	return Tool(t, name, RequireEnv, "install redis-server and redis-tools")
+}
+
+// Tool returns the path of a program a test runs (curl, promtool, a Redis
+// tool) found on PATH. If it is missing the test is skipped, or fails when
+// the environment variable require is 1; install says how to get it.
+func Tool(t testing.TB, name, require, install string) string {
+	t.Helper()
 	path, err := exec.LookPath(name)
 	if err == nil {
 		return path
 	}
-	if os.Getenv(RequireEnv) == "1" {
-		t.Fatalf("%s not found (%v) and %s=1: install redis-server and redis-tools", name, err, RequireEnv)
+	if os.Getenv(require) == "1" {
+		t.Fatalf("%s not found (%v) and %s=1: %s", name, err, require, install)
 	}
-	t.Skipf("%s not found: %v (set %s=1 to make this a failure)", name, err, RequireEnv)
+	t.Skipf("%s not found: %v (%s; set %s=1 to make this a failure)", name, err, install, require)
 	return ""
 }
 
