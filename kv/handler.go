@@ -113,6 +113,7 @@ type Handler struct {
 	latencyTracking latencyTracking           // latency-tracking and its percentiles (latencytracking.go)
 	pause           pauseState                // CLIENT PAUSE (pause.go)
 	snap            atomic.Pointer[snapshots] // SAVE, BGSAVE, the save policy's cron (save.go)
+	repl            replication               // REPLICAOF, the link to a primary, the history's ID and offset (repl.go)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -138,6 +139,7 @@ func (h *Handler) Boot(b BootInfo) {
 	for i := 0; i < b.Loops; i++ {
 		h.cmdStats.forLoop(i)
 	}
+	h.bootReplication()
 }
 
 // New returns a Handler serving s. Call Close to stop its background
@@ -162,6 +164,7 @@ func New(s *store.Store, o Options) *Handler {
 	h.flushBytes.Store(DefaultFlushThreshold)
 	h.ownSettings(o)
 	h.ownBusyThreshold()
+	h.initReplication()
 	h.clock.Store(nowMillis())
 	go h.cron()
 	return h
@@ -173,6 +176,7 @@ func New(s *store.Store, o Options) *Handler {
 func (h *Handler) Close() {
 	h.closeOnce.Do(func() {
 		close(h.done)
+		h.closeReplication()
 		h.closeDBs()
 	})
 }
@@ -429,6 +433,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		counters.rejected.Add(1)
 		cl.reject(cmd, errSaveMisconf)
 		return
+	}
+	if g := h.repl.guard.Load(); g != 0 && h.replicaRefuses(cl, cmd, g, counters) {
+		return // -READONLY, -MASTERDOWN (repl.go)
 	}
 	if s := cl.sess.Load(); s != nil && h.interceptSession(s, cl, cmd, args, counters) {
 		return // queued in MULTI, or refused in the subscribed context (multi.go)

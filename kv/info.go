@@ -162,9 +162,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		h.aofInfo(field)
 	case "replication":
 		b = append(b, "# Replication\r\n"...)
-		field("role", "master")
-		field("connected_slaves", 0)
-		field("master_repl_offset", 0)
+		h.replicationInfo(field) // repl_info.go
 	case "cpu":
 		b = append(b, "# CPU\r\n"...)
 		var ru syscall.Rusage

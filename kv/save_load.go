@@ -39,6 +39,20 @@ func (h *Handler) LoadRDB(path string) (LoadStats, error) {
 		return st, err
 	}
 	st.Version = r.Version()
+	if err := h.loadRecords(r, &st); err != nil {
+		return st, err
+	}
+	st.Bytes = r.Offset()
+	s := h.snapshots()
+	s.loadedKeys.Store(st.Keys)
+	s.loadedExpired.Store(st.Expired)
+	return st, nil
+}
+
+// loadRecords loads every record r has left into the databases: keys
+// (those whose expiry has passed are skipped and counted), function
+// libraries. It stops at the first record that cannot be read or stored.
+func (h *Handler) loadRecords(r *rdb.Reader, st *LoadStats) error {
 	loader := &client{h: h, proto: 2, authed: true, valueDigits: 1}
 	loader.parser.Limits = &h.opts.Limits
 	now := time.Now().UnixMilli()
@@ -49,12 +63,12 @@ func (h *Handler) LoadRDB(path string) (LoadStats, error) {
 			break
 		}
 		if err != nil {
-			return st, err
+			return err
 		}
 		switch rec.Kind {
 		case rdb.RecordSelectDB:
 			if rec.DB >= len(h.dbs) {
-				return st, &rdb.CorruptError{Offset: rec.Offset,
+				return &rdb.CorruptError{Offset: rec.Offset,
 					Reason: fmt.Sprintf("the file has database %d, more than the %d databases configured (databases)", rec.DB, len(h.dbs))}
 			}
 			db = h.db(rec.DB)
@@ -62,7 +76,7 @@ func (h *Handler) LoadRDB(path string) (LoadStats, error) {
 			loader.out = loader.out[:0]
 			h.dispatch(loader, [][]byte{[]byte("FUNCTION"), []byte("LOAD"), rec.Function})
 			if len(loader.out) > 0 && loader.out[0] == '-' {
-				return st, &rdb.CorruptError{Offset: rec.Offset, Reason: "a function library that does not load: " + string(loader.out[1:len(loader.out)-2])}
+				return &rdb.CorruptError{Offset: rec.Offset, Reason: "a function library that does not load: " + string(loader.out[1:len(loader.out)-2])}
 			}
 			st.Libs++
 		case rdb.RecordKey:
@@ -74,16 +88,12 @@ func (h *Handler) LoadRDB(path string) (LoadStats, error) {
 				continue
 			}
 			if err := loadKey(db, rec); err != nil {
-				return st, &rdb.CorruptError{Offset: rec.Offset, Reason: fmt.Sprintf("key %q: %v", rec.Key, err)}
+				return &rdb.CorruptError{Offset: rec.Offset, Reason: fmt.Sprintf("key %q: %v", rec.Key, err)}
 			}
 			st.Keys++
 		}
 	}
-	st.Bytes = r.Offset()
-	s := h.snapshots()
-	s.loadedKeys.Store(st.Keys)
-	s.loadedExpired.Store(st.Expired)
-	return st, nil
+	return nil
 }
 
 // loadKey stores one key of the file.
@@ -115,3 +125,58 @@ func loadKey(db *store.Store, rec *rdb.Record) error {
 
 // errDuplicateKey: a key the file holds twice, which Redis refuses too.
 var errDuplicateKey = errors.New("the key appears twice in its database")
+
+// loadSyncPayload replaces the data set with the snapshot at path, the
+// payload of a full sync from a primary. The file is read through once
+// first, so a snapshot that is cut short or corrupt leaves the old data
+// set in place; then, with every loop stopped (clients wait, as Redis's
+// answer -LOADING), the databases and function libraries are emptied and
+// the file is loaded. With an append-only file attached, a rewrite then
+// records the new data set, as Redis restarts its AOF after a sync.
+func (h *Handler) loadSyncPayload(path string) (LoadStats, error) {
+	if err := checkRDBFile(path); err != nil {
+		return LoadStats{}, err
+	}
+	stopped := h.stopWorld(nil)
+	for _, i := range h.madeIndexes() {
+		if s := h.existingDB(i); s != nil {
+			s.Flush()
+		}
+	}
+	flusher := &client{h: h, proto: 2, authed: true, valueDigits: 1}
+	flusher.parser.Limits = &h.opts.Limits
+	h.dispatch(flusher, [][]byte{[]byte("FUNCTION"), []byte("FLUSH")})
+	st, err := h.LoadRDB(path)
+	h.resumeWorld(nil, stopped)
+	if err != nil {
+		return st, err
+	}
+	if h.aof != nil {
+		if err := h.startRewrite(true); err != nil {
+			h.rw.scheduled.Store(true)
+			h.opts.Logger.Warn("after the sync from the primary, the append-only file rewrite is scheduled", "reason", err)
+		}
+	}
+	return st, nil
+}
+
+// checkRDBFile reads the snapshot at path through, to its checksum,
+// without loading it.
+func checkRDBFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := rdb.NewReader(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := r.Next(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}

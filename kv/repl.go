@@ -1,0 +1,276 @@
+package kv
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shoalkv/shoal/config"
+	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/repl"
+)
+
+// Replication, replica side: REPLICAOF (SLAVEOF), ROLE, and the link to a
+// primary that runs Redis's PSYNC protocol (repl_link.go) and applies its
+// command stream (repl_apply.go). The primary may be a redis-server or
+// another Shoal.
+//
+// The framework has no outbound connections yet, so the link is one
+// goroutine with a net.Conn, per REPLICAOF; the commands it receives run
+// through dispatch like a client's, holding an exec gate of their own
+// (loopState of "no loop") for each batch, so an EXEC on a loop waits for
+// them and a MULTI/EXEC from the primary stops the loops as any EXEC does.
+
+var _ = registerFamily(family{commands: []*command{
+	{
+		name: "replicaof", arity: 3, fn: cmdReplicaOf,
+		flags: "admin noscript stale no_async_loading", acl: "@admin @slow @dangerous",
+		doc: commandDoc{"Make the server a replica of another instance, or promote it as master.", "5.0.0", "server", "O(1)"},
+	},
+	{
+		name: "slaveof", arity: 3, fn: cmdReplicaOf,
+		flags: "admin noscript stale no_async_loading", acl: "@admin @slow @dangerous",
+		doc: commandDoc{"Make the server a replica of another instance, or promote it as master.", "1.0.0", "server", "O(1)"},
+	},
+	{
+		name: "role", arity: 1, fn: cmdRole,
+		flags: "noscript loading stale fast", acl: "@admin @fast @dangerous",
+		doc: commandDoc{"Return the role of the instance in the context of replication", "2.8.12", "server", "O(1)"},
+	},
+}})
+
+// Redis's texts.
+const (
+	errInvalidMasterPort = "ERR Invalid master port"
+	errReadOnlyReplica   = "READONLY You can't write against a read only replica."
+	errMasterDown        = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+)
+
+// Link states, as Redis's repl_state; ROLE and INFO name them.
+const (
+	linkNone       int32 = iota // a primary
+	linkConnect                 // waiting to (re)connect
+	linkConnecting              // dialing
+	linkHandshake               // PING, AUTH, REPLCONF, PSYNC
+	linkTransfer                // receiving the snapshot of a full sync
+	linkConnected               // applying the stream
+)
+
+// Guard bits: what dispatch refuses to ordinary clients (replicaGuard).
+const (
+	guardReadOnly int32 = 1 << iota // a replica with replica-read-only yes: writes get -READONLY
+	guardStale                      // a replica, link down, replica-serve-stale-data no: -MASTERDOWN
+)
+
+// replication is the node's place in a replication history, kept as
+// Redis keeps it so that PSYNC works in both directions. id names the
+// history the data set follows and offset counts the bytes of that
+// history the data set reflects: on a replica, the bytes of the primary's
+// stream applied (Redis's master_repl_offset); id2 is the history before
+// the last switch (a promotion by REPLICAOF NO ONE, or a primary that
+// answered +CONTINUE with a new ID), valid up to secondOffset-1, which is
+// what lets a replica of the old history continue with a partial resync.
+//
+// The primary side (serving PSYNC, the backlog, WAIT) builds on this state
+// as it is: a primary advances offset by the bytes it propagates, keeps
+// them in a backlog, and answers PSYNC id|id2 offset with +CONTINUE when
+// the offset is still in the backlog. Only the replica side exists now.
+type replication struct {
+	mu           sync.Mutex  // id, id2, secondOffset, host, port, link
+	id, id2      string      // 40 hex digits; id2 is repl.NoID without a previous history
+	secondOffset int64       // -1 without a previous history
+	host         string      // the primary's, "" on a primary
+	port         int         //
+	link         *masterLink // the running link, nil on a primary
+
+	offset     atomic.Int64 // master_repl_offset: bytes of the history applied
+	readOffset atomic.Int64 // slave_read_repl_offset: bytes of the stream received
+	state      atomic.Int32 // link state (linkNone ...)
+	guard      atomic.Int32 // guard bits, for dispatch
+	downSince  atomic.Int64 // unix s the link went down; 0 if it never was up
+	lastIO     atomic.Int64 // unix ms of the last byte from the primary
+	synced     atomic.Bool  // the link reached linkConnected at least once since REPLICAOF
+
+	readOnly   atomic.Bool // replica-read-only
+	serveStale atomic.Bool // replica-serve-stale-data
+}
+
+// newReplID returns a random replication ID.
+func newReplID() string {
+	var b [repl.IDLen / 2]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// initReplication gives h a new history and takes over the replication
+// settings it applies. The link to a replicaof primary starts at Boot.
+func (h *Handler) initReplication() {
+	r := &h.repl
+	r.id, r.id2, r.secondOffset = newReplID(), repl.NoID, -1
+	p := h.params
+	r.readOnly.Store(p.Bool("replica-read-only"))
+	r.serveStale.Store(p.Bool("replica-serve-stale-data"))
+	p.Own("replica-read-only", config.Owner{
+		Get: func() string { return config.FormatYesNo(r.readOnly.Load()) },
+		Set: func(v string) { r.readOnly.Store(v == "yes"); h.updateReplGuard() },
+	})
+	p.Own("replica-serve-stale-data", config.Owner{
+		Get: func() string { return config.FormatYesNo(r.serveStale.Load()) },
+		Set: func(v string) { r.serveStale.Store(v == "yes"); h.updateReplGuard() },
+	})
+	p.Own("replicaof", config.Owner{Get: func() string {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.host == "" {
+			return ""
+		}
+		return r.host + " " + strconv.Itoa(r.port)
+	}})
+}
+
+// bootReplication starts the link to the primary the replicaof setting
+// names, once the edge serves (the handshake tells the primary our port).
+func (h *Handler) bootReplication() {
+	v := strings.Fields(h.params.Get("replicaof"))
+	if len(v) != 2 {
+		return
+	}
+	port, _ := strconv.Atoi(v[1])
+	h.setMaster(v[0], port)
+}
+
+// updateReplGuard recomputes the guard bits from the role, the link state
+// and the settings.
+func (h *Handler) updateReplGuard() {
+	r := &h.repl
+	var g int32
+	if st := r.state.Load(); st != linkNone {
+		if r.readOnly.Load() {
+			g |= guardReadOnly
+		}
+		if st != linkConnected && !r.serveStale.Load() {
+			g |= guardStale
+		}
+	}
+	r.guard.Store(g)
+}
+
+// replicaRefuses answers a command a replica does not run for cl, as
+// redis-server's processCommand checks: writes on a read-only replica,
+// and while the link is down with replica-serve-stale-data no, every
+// command without the stale flag. The primary's own commands pass.
+func (h *Handler) replicaRefuses(cl *client, cmd *command, g int32, counters *commandCounters) bool {
+	if _, ok := cl.conn.(*masterConn); ok {
+		return false
+	}
+	msg := ""
+	switch {
+	case g&guardReadOnly != 0 && cmd.logged:
+		msg = errReadOnlyReplica
+	case g&guardStale != 0 && !hasWord(cmd.flags, "stale"):
+		msg = errMasterDown
+	default:
+		return false
+	}
+	counters.rejected.Add(1)
+	cl.reject(cmd, msg)
+	return true
+}
+
+func cmdReplicaOf(h *Handler, cl *client, args [][]byte) {
+	if ascii.EqualFold(args[1], "NO") && ascii.EqualFold(args[2], "ONE") {
+		if h.unsetMaster() {
+			h.opts.Logger.Info("MASTER MODE enabled (user request)", "id", cl.id, "addr", cl.addr)
+		}
+		cl.writeOK()
+		return
+	}
+	port, ok := ascii.ParseInt(args[2])
+	if !ok || port < 0 || port > 65535 {
+		cl.writeError(errInvalidMasterPort)
+		return
+	}
+	host := string(args[1])
+	r := &h.repl
+	r.mu.Lock()
+	same := r.host != "" && strings.EqualFold(r.host, host) && r.port == int(port)
+	r.mu.Unlock()
+	if same {
+		cl.writeStatus("OK Already connected to specified master")
+		return
+	}
+	h.setMaster(host, int(port))
+	h.opts.Logger.Info("REPLICAOF enabled (user request)", "primary", net.JoinHostPort(host, strconv.Itoa(int(port))), "id", cl.id, "addr", cl.addr)
+	cl.writeOK()
+}
+
+// setMaster makes h a replica of host:port: the link to a previous primary
+// is dropped and a new one started. The data set and its history stay, so
+// the new primary may continue it (PSYNC id offset+1).
+func (h *Handler) setMaster(host string, port int) {
+	r := &h.repl
+	r.mu.Lock()
+	old := r.link
+	link := newMasterLink(h, host, port, old)
+	r.host, r.port, r.link = host, port, link
+	r.synced.Store(false)
+	r.downSince.Store(0)
+	r.state.Store(linkConnect)
+	r.mu.Unlock()
+	h.updateReplGuard()
+	if old != nil {
+		old.stop()
+	}
+	go link.run()
+}
+
+// unsetMaster makes h a primary again, keeping its data: the link stops
+// and the history gets a new ID, the old one kept as id2 up to the offset
+// reached, as Redis's shiftReplicationId. It reports whether h was a
+// replica.
+func (h *Handler) unsetMaster() bool {
+	r := &h.repl
+	r.mu.Lock()
+	link := r.link
+	if link == nil {
+		r.mu.Unlock()
+		return false
+	}
+	link.stop()
+	r.host, r.port, r.link = "", 0, nil
+	r.state.Store(linkNone)
+	r.id2, r.secondOffset, r.id = r.id, r.offset.Load()+1, newReplID()
+	r.mu.Unlock()
+	h.updateReplGuard()
+	return true
+}
+
+// closeReplication stops the link, when the Handler closes.
+func (h *Handler) closeReplication() {
+	r := &h.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.link != nil {
+		r.link.stop()
+	}
+}
+
+// replIDs returns the history's IDs and where the previous one ended.
+func (h *Handler) replIDs() (id, id2 string, secondOffset int64) {
+	r := &h.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.id, r.id2, r.secondOffset
+}
+
+// masterAddr returns the primary's host and port; "" on a primary.
+func (h *Handler) masterAddr() (string, int) {
+	r := &h.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.host, r.port
+}

@@ -1,0 +1,101 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/proto/resp"
+)
+
+// apply runs every complete command at the front of in as the primary's
+// client and returns how many bytes it consumed. The batch holds the exec
+// gate of the link's loopState, as a loop holds its own for a batch: an
+// EXEC elsewhere waits for it, and the primary's MULTI/EXEC stops the
+// loops. The offset counts each command's bytes once it ran; a
+// transaction's count when its EXEC ran, as Redis counts (so an ACK never
+// covers half a transaction). REPLCONF GETACK is answered here with the
+// offset before it.
+func (l *masterLink) apply(conn net.Conn, in []byte) (int, error) {
+	h, r, cl := l.h, &l.h.repl, l.cl
+	gate := &cl.stats.gate
+	gate.enter()
+	defer gate.leave()
+	used := 0
+	for used < len(in) && !l.stopped.Load() {
+		args, n, err := cl.parser.Parse(in[used:])
+		if errors.Is(err, resp.ErrIncomplete) {
+			break
+		}
+		if err != nil {
+			return used, fmt.Errorf("protocol error in the primary's stream at offset %d: %w", r.offset.Load()+l.pending, err)
+		}
+		used += n
+		switch {
+		case len(args) == 0:
+		case len(args) >= 2 && ascii.EqualFold(args[0], "REPLCONF") && ascii.EqualFold(args[1], "GETACK"):
+			if err := l.ack(conn); err != nil {
+				return used, err
+			}
+		default:
+			cl.out = cl.out[:0]
+			h.dispatch(cl, args)
+			cl.parser.Release()
+			if len(cl.out) > 0 && cl.out[0] == '-' {
+				h.opts.Logger.Debug("a command from the primary answered an error", "cmd", string(truncateArg(args[0])), "reply", string(truncateArg(cl.out)))
+			}
+		}
+		if s := cl.sess.Load(); s != nil && s.multi {
+			l.pending += int64(n)
+			continue
+		}
+		r.offset.Add(l.pending + int64(n))
+		l.pending = 0
+	}
+	if cap(cl.out) > 64<<10 {
+		cl.out = nil
+	}
+	return used, nil
+}
+
+// resetClient readies the primary's client for a new connection: the
+// partial command and any transaction of the old connection are dropped,
+// since the primary sends again from the offset asked for, as Redis's
+// replicationCacheMaster does. The selected database stays: a partial
+// resync continues the stream where it was.
+func (l *masterLink) resetClient() {
+	cl := l.cl
+	cl.parser.Reset()
+	if s := cl.sess.Load(); s != nil {
+		l.h.endSession(cl, s)
+	}
+	l.pending = 0
+}
+
+// masterConn is the Conn of the primary's client: its replies go nowhere
+// (a replica answers its primary only with REPLCONF ACK, which the link
+// writes itself), and closing it (CLIENT KILL) drops the link, which then
+// reconnects and asks for a partial resync.
+type masterConn struct {
+	link *masterLink
+}
+
+func (c *masterConn) OutputBuffer() []byte        { return c.link.cl.out[:0] }
+func (c *masterConn) SetOutputBuffer(b []byte)    { c.link.cl.out = b[:0] }
+func (c *masterConn) Write(p []byte) (int, error) { return len(p), nil }
+func (c *masterConn) Flush() error                { return nil }
+func (c *masterConn) OutputFull() bool            { return false }
+func (c *masterConn) Close() error                { c.link.closeConn(); return nil }
+func (c *masterConn) Resume()                     {}
+func (c *masterConn) Reserve() error              { return nil }
+func (c *masterConn) SetOutputClass(int)          {}
+func (c *masterConn) OutputBacklog() int          { return 0 }
+func (c *masterConn) Abort(error)                 { c.link.closeConn() }
+
+// Run runs fn at once: what other goroutines ask of the primary's client
+// (a CLIENT KILL) is safe from any goroutine.
+func (c *masterConn) Run(fn func()) error { fn(); return nil }
+
+// RunReserved is Run.
+func (c *masterConn) RunReserved(fn func()) error { fn(); return nil }

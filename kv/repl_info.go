@@ -1,0 +1,95 @@
+package kv
+
+import "time"
+
+// ROLE and INFO replication, with Redis's field names and formats: Sentinel
+// and client libraries parse them.
+
+// replBacklogSize is what INFO reports as repl_backlog_size: Redis's
+// default, until the primary side has a backlog of its own.
+const replBacklogSize = 1 << 20
+
+// linkStateWord is a link state as ROLE names it.
+func linkStateWord(st int32) string {
+	switch st {
+	case linkConnect:
+		return "connect"
+	case linkConnecting:
+		return "connecting"
+	case linkHandshake:
+		return "handshake"
+	case linkTransfer:
+		return "sync"
+	case linkConnected:
+		return "connected"
+	}
+	return "none"
+}
+
+func cmdRole(h *Handler, cl *client, _ [][]byte) {
+	r := &h.repl
+	host, port := h.masterAddr()
+	if host == "" {
+		cl.writeArray(3)
+		cl.writeBulkStr("master")
+		cl.writeInt(r.offset.Load())
+		cl.writeArray(0)
+		return
+	}
+	st := r.state.Load()
+	offset := int64(-1)
+	if st == linkConnected {
+		offset = r.offset.Load()
+	}
+	cl.writeArray(5)
+	cl.writeBulkStr("slave")
+	cl.writeBulkStr(host)
+	cl.writeInt(int64(port))
+	cl.writeBulkStr(linkStateWord(st))
+	cl.writeInt(offset)
+}
+
+// replicationInfo reports INFO's replication section, field by field.
+func (h *Handler) replicationInfo(field func(k string, v any)) {
+	r := &h.repl
+	host, port := h.masterAddr()
+	if host == "" {
+		field("role", "master")
+	} else {
+		st := r.state.Load()
+		up := st == linkConnected
+		field("role", "slave")
+		field("master_host", host)
+		field("master_port", port)
+		field("master_link_status", map[bool]string{true: "up", false: "down"}[up])
+		lastIO := int64(-1)
+		if up {
+			lastIO = int64(time.Since(time.UnixMilli(r.lastIO.Load())) / time.Second)
+		}
+		field("master_last_io_seconds_ago", lastIO)
+		field("master_sync_in_progress", boolInt(st == linkTransfer))
+		field("slave_read_repl_offset", r.readOffset.Load())
+		field("slave_repl_offset", r.offset.Load())
+		if !up {
+			down := int64(-1)
+			if since := r.downSince.Load(); since != 0 {
+				down = time.Now().Unix() - since
+			}
+			field("master_link_down_since_seconds", down)
+		}
+		field("slave_priority", h.params.Get("replica-priority"))
+		field("slave_read_only", boolInt(r.readOnly.Load()))
+		field("replica_announced", boolInt(h.params.Bool("replica-announced")))
+	}
+	id, id2, second := h.replIDs()
+	field("connected_slaves", 0)
+	field("master_failover_state", "no-failover")
+	field("master_replid", id)
+	field("master_replid2", id2)
+	field("master_repl_offset", r.offset.Load())
+	field("second_repl_offset", second)
+	field("repl_backlog_active", 0)
+	field("repl_backlog_size", replBacklogSize)
+	field("repl_backlog_first_byte_offset", 0)
+	field("repl_backlog_histlen", 0)
+}
