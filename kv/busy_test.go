@@ -25,7 +25,7 @@ import (
 // busy-reply-threshold at 100 ms, and compares what it returns.
 func busyServers(t *testing.T, scenario func(t *testing.T, addr string) []string) {
 	t.Helper()
-	bothServers(t, []string{"--busy-reply-threshold", "100"}, func(t *testing.T, addr string) []string {
+	bothServers(t, 3, []string{"--busy-reply-threshold", "100"}, func(t *testing.T, addr string) []string {
 		if got := dialRaw(t, addr).Do("CONFIG", "SET", "busy-reply-threshold", "100"); got != "+OK\r\n" {
 			t.Fatalf("CONFIG SET busy-reply-threshold: %q", got)
 		}

@@ -29,6 +29,31 @@ func startRedis(t testing.TB, extra ...string) string {
 // waitPing reports whether addr answers PING (any reply: NOAUTH counts).
 func waitPing(addr string, within time.Duration) bool { return redistest.WaitPing(addr, within) }
 
+// bothServers runs scenario against a redis-server started with
+// redisArgs, then against a Shoal on loops loops (which take connections
+// in turn), compares what it returns, reply by reply, and returns
+// redis-server's replies for the caller's own checks.
+func bothServers(t *testing.T, loops int, redisArgs []string, scenario func(t *testing.T, addr string) []string) []string {
+	t.Helper()
+	redisAddr := startRedis(t, redisArgs...)
+	shoal := startLoops(t, loops)
+	want := scenario(t, redisAddr)
+	got := scenario(t, shoal.addr)
+	for i := range max(len(want), len(got)) {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if w != g {
+			t.Errorf("reply %d: shoal %q, redis-server %q", i, g, w)
+		}
+	}
+	return want
+}
+
 // shoalServer is an in-process Shoal (internal/shoaltest): the command
 // layer behind the serving edge on a real eventloop server on loopback.
 type shoalServer struct {

@@ -5,29 +5,6 @@ import (
 	"testing"
 )
 
-// bothServers runs scenario against a redis-server started with
-// redisArgs and a Shoal on three loops that take connections in turn, and
-// compares what it returns, reply by reply.
-func bothServers(t *testing.T, redisArgs []string, scenario func(t *testing.T, addr string) []string) {
-	t.Helper()
-	redisAddr := startRedis(t, redisArgs...)
-	shoal := startLoops(t, 3)
-	want := scenario(t, redisAddr)
-	got := scenario(t, shoal.addr)
-	for i := range max(len(want), len(got)) {
-		var w, g string
-		if i < len(want) {
-			w = want[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if w != g {
-			t.Errorf("reply %d: shoal %q, redis-server %q", i, g, w)
-		}
-	}
-}
-
 // dialInTurn dials n connections to addr, one after another, each
 // answering a PING before the next is dialled, so a round-robin server
 // puts them on consecutive loops.
@@ -47,7 +24,7 @@ func dialInTurn(t *testing.T, addr string, n int) []*rawConn {
 // and SCRIPT FLUSH change no key, so a watched key's EXEC still runs;
 // SWAPDB and FLUSHALL of an existing watched key fail it, as in Redis.
 func TestWatchIgnoresKeylessWrites(t *testing.T) {
-	bothServers(t, nil, func(t *testing.T, addr string) []string {
+	bothServers(t, 3, nil, func(t *testing.T, addr string) []string {
 		conns := dialInTurn(t, addr, 2)
 		watcher, writer := conns[0], conns[1]
 		lib := "#!lua name=w\nredis.register_function('f', function() return 1 end)"
