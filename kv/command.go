@@ -47,13 +47,16 @@ type command struct {
 	statsID       int                 // index into commandsByID and the per-loop counters
 }
 
-// keySpec is a Redis 7 key specification; every command Shoal implements
-// uses an "index" begin-search, then a "range" find-keys step or, with
-// keynum set, a "keynum" one (ZUNION, ZMPOP: the key count is an argument).
+// keySpec is a Redis 7 key specification: an "index" begin-search, or with
+// keyword set a "keyword" one (MIGRATE's KEYS), then a "range" find-keys
+// step or, with keynum set, a "keynum" one (ZUNION, ZMPOP: the key count
+// is an argument).
 type keySpec struct {
 	notes   string
 	flags   string // space-separated
 	index   int
+	keyword string // begin-search by keyword: the keys follow it
+	from    int    // keyword: where the search starts; negative counts from the end, backwards
 	lastKey int
 	keyStep int
 	limit   int
@@ -69,6 +72,10 @@ type keySpec struct {
 // yields no keys, since the command will refuse it.
 func (c *command) keyPositions(dst []int, args [][]byte) []int {
 	for _, ks := range c.keySpecs {
+		if ks.keyword != "" {
+			dst = ks.keywordPositions(dst, args)
+			continue
+		}
 		if !ks.keynum {
 			if ks.index < len(args) {
 				dst = append(dst, ks.index) // the destination of *STORE
@@ -87,6 +94,35 @@ func (c *command) keyPositions(dst []int, args [][]byte) []int {
 		for i := 0; i < int(n); i += ks.keyStep {
 			dst = append(dst, first+i)
 		}
+	}
+	return dst
+}
+
+// keywordPositions appends the positions of the keys after ks's keyword
+// (a range to the end), searching for it as Redis does: from ks.from,
+// forwards, or backwards when negative.
+func (ks keySpec) keywordPositions(dst []int, args [][]byte) []int {
+	at := -1
+	if ks.from < 0 {
+		for i := len(args) + ks.from; i > 0; i-- {
+			if ascii.EqualFold(args[i], ks.keyword) {
+				at = i
+				break
+			}
+		}
+	} else {
+		for i := ks.from; i < len(args); i++ {
+			if ascii.EqualFold(args[i], ks.keyword) {
+				at = i
+				break
+			}
+		}
+	}
+	if at < 0 {
+		return dst
+	}
+	for i := at + 1; i < len(args); i += max(ks.keyStep, 1) {
+		dst = append(dst, i)
 	}
 	return dst
 }

@@ -156,13 +156,31 @@ func writeKeySpec(cl *client, ks keySpec) {
 	cl.writeBulkStr("flags")
 	writeStatusSet(cl, ks.flags)
 	cl.writeBulkStr("begin_search")
-	writeKeySpecStep(cl, "index", specInt{"index", ks.index})
+	if ks.keyword != "" {
+		writeKeywordSearch(cl, ks)
+	} else {
+		writeKeySpecStep(cl, "index", specInt{"index", ks.index})
+	}
 	cl.writeBulkStr("find_keys")
 	if ks.keynum {
 		writeKeySpecStep(cl, "keynum", specInt{"keynumidx", ks.keynumIdx}, specInt{"firstkey", ks.firstKeyIdx}, specInt{"keystep", ks.keyStep})
 		return
 	}
 	writeKeySpecStep(cl, "range", specInt{"lastkey", ks.lastKey}, specInt{"keystep", ks.keyStep}, specInt{"limit", ks.limit})
+}
+
+// writeKeywordSearch writes a "keyword" begin-search step (MIGRATE's
+// KEYS): its spec holds a string beside the integer.
+func writeKeywordSearch(cl *client, ks keySpec) {
+	cl.writeMap(2)
+	cl.writeBulkStr("type")
+	cl.writeBulkStr("keyword")
+	cl.writeBulkStr("spec")
+	cl.writeMap(2)
+	cl.writeBulkStr("keyword")
+	cl.writeBulkStr(ks.keyword)
+	cl.writeBulkStr("startfrom")
+	cl.writeInt(int64(ks.from))
 }
 
 // specInt is one named integer of a key spec step's spec.

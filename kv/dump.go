@@ -31,6 +31,14 @@ var _ = registerFamily(family{commands: []*command{
 		doc: commandDoc{"Creates a key from a value serialized by DUMP.", "2.6.0", "generic",
 			"O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."},
 	},
+	{
+		// What a cluster's MIGRATE sends; outside a cluster it is RESTORE.
+		name: "restore-asking", arity: -4, fn: cmdRestore, log: logEffect,
+		flags: "write denyoom asking", acl: "@keyspace @write @slow @dangerous",
+		firstKey: 1, lastKey: 1, step: 1, keySpecs: []keySpec{{flags: "OW update", index: 1, keyStep: 1}},
+		doc: commandDoc{"Creates a key from a value serialized by DUMP, for a cluster's MIGRATE.", "3.0.0", "server",
+			"O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."},
+	},
 }})
 
 // Redis's RESTORE errors; errDumpPayload, shared with FUNCTION RESTORE,

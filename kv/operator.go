@@ -402,6 +402,9 @@ func variableKeyFlags(cmd *command, args [][]byte) string {
 // positions returns the argument positions ks finds in args.
 func (ks keySpec) positions(args [][]byte) []int {
 	var out []int
+	if ks.keyword != "" {
+		return ks.keywordPositions(nil, args)
+	}
 	if ks.keynum {
 		at := ks.index + ks.keynumIdx
 		if at >= len(args) {

@@ -1,0 +1,322 @@
+package kv
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/store"
+)
+
+// MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE]
+// [AUTH password] [AUTH2 username password] [KEYS key ...], as
+// redis-server 7.0: the keys' DUMP payloads go to the target as pipelined
+// RESTOREs (after AUTH and SELECT), and each key the target restored is
+// deleted here unless COPY, logged as one DEL.
+//
+// Redis does the network I/O inside the command, blocking the whole
+// server for up to the timeout. Shoal blocks nothing: the command dumps
+// the keys on its loop, parks the client (a waiter in no queue: no write
+// serves it, finishWait answers it) and does the dial, the write and the
+// reads in a goroutine (migrate_conn.go). The deletes then happen on that
+// goroutine with the world stopped (stopWorld, as for EXEC), under the
+// keys' AOF stripes, and the reply goes back to the client's loop through
+// the blocking commands' finishWait, which also holds it for appendfsync
+// always.
+//
+// Other clients run while the target works, so a key may change between
+// its dump and its delete, which cannot happen in Redis. A key whose value
+// or expiry is no longer the one sent is kept: the target has the old
+// value and this server the new one, as if the MIGRATE had been a COPY
+// and the other write had come after it. Deleting it would lose that
+// write; nothing else is consistent with some order of the two commands.
+//
+// Inside EXEC or a script (which stop the world) and for a client without
+// a connection there is nothing to park: there the I/O is done in the
+// command, on the loop, holding every other loop as Redis holds its
+// server; the deletes are logged by the command's own record.
+
+var _ = registerFamily(family{commands: []*command{
+	{
+		name: "migrate", arity: -6, fn: cmdMigrate, log: logEffect,
+		flags: "write movablekeys", acl: "@keyspace @write @slow @dangerous", tips: "nondeterministic_output",
+		firstKey: 3, lastKey: 3, step: 1, keySpecs: []keySpec{
+			{flags: "RW access delete", index: 3, keyStep: 1},
+			{flags: "RW access delete incomplete", keyword: "KEYS", from: -2, lastKey: -1, keyStep: 1},
+		},
+		doc: commandDoc{"Atomically transfers a key from one Redis instance to another.", "2.6.0", "generic",
+			"This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed."},
+	},
+	{
+		name: "asking", arity: 1, fn: cmdAsking,
+		flags: "fast", acl: "@fast @connection",
+		doc: commandDoc{"Signals that a cluster client is following an -ASK redirect.", "3.0.0", "cluster", "O(1)"},
+	},
+}})
+
+// MIGRATE's errors, as redis-server 7.0 words them (the connecting one
+// says "client" there too).
+const (
+	errMigrateKeysArg   = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+	errMigrateConnect   = "IOERR error or timeout connecting to the client"
+	errMigrateWriting   = "IOERR error or timeout writing to target instance"
+	errMigrateReading   = "IOERR error or timeout reading to target instance"
+	errTargetReplied    = "ERR Target instance replied with error: "
+	errClusterDisabled  = "ERR This instance has cluster support disabled"
+	migrateDefaultMilli = 1000 // a timeout <= 0 means this, as in Redis
+)
+
+// migrateKey is one key to send: its name, its DUMP payload and its
+// expiry (unix ms, -1 for none) when it was dumped.
+type migrateKey struct {
+	key, payload []byte
+	expireAt     int64
+}
+
+// migration is one MIGRATE's request, copied out of the arguments so that
+// a goroutine may carry it.
+type migration struct {
+	host, port    string
+	db            int64 // the target's database
+	timeout       time.Duration
+	copy, replace bool
+	auth          bool
+	user, pass    []byte // user only with AUTH2
+	srcDB         int    // the source database: the client's when it ran
+	keys          []migrateKey
+}
+
+// migrateResult is what the target answered: the client's reply and the
+// keys it restored, in the order sent.
+type migrateResult struct {
+	reply []byte
+	acked [][]byte
+}
+
+func cmdAsking(_ *Handler, cl *client, _ [][]byte) {
+	cl.writeError(errClusterDisabled)
+}
+
+// parseMigrate reads MIGRATE's arguments in Redis's order: the options
+// first, then the timeout, then the database.
+func parseMigrate(args [][]byte) (*migration, [][]byte, string) {
+	m := &migration{host: string(args[1]), port: string(args[2])}
+	keys := args[3:4]
+	for j := 6; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch {
+		case ascii.EqualFold(args[j], "copy"):
+			m.copy = true
+		case ascii.EqualFold(args[j], "replace"):
+			m.replace = true
+		case ascii.EqualFold(args[j], "auth"):
+			if more < 1 {
+				return nil, nil, errSyntax
+			}
+			j++
+			m.auth, m.user, m.pass = true, nil, append([]byte(nil), args[j]...)
+		case ascii.EqualFold(args[j], "auth2"):
+			if more < 2 {
+				return nil, nil, errSyntax
+			}
+			m.auth = true
+			m.user = append([]byte(nil), args[j+1]...)
+			m.pass = append([]byte(nil), args[j+2]...)
+			j += 2
+		case ascii.EqualFold(args[j], "keys"):
+			if len(args[3]) != 0 {
+				return nil, nil, errMigrateKeysArg
+			}
+			keys = args[j+1:]
+			j = len(args)
+		default:
+			return nil, nil, errSyntax
+		}
+	}
+	timeout, ok := ascii.ParseInt(args[5])
+	if !ok {
+		return nil, nil, errNotInteger
+	}
+	db, ok := ascii.ParseInt(args[4])
+	if !ok {
+		return nil, nil, errNotInteger
+	}
+	if timeout <= 0 {
+		timeout = migrateDefaultMilli
+	}
+	m.timeout = time.Duration(min(timeout, int64(time.Hour/time.Millisecond)*24*365)) * time.Millisecond
+	m.db = db
+	return m, keys, ""
+}
+
+func cmdMigrate(h *Handler, cl *client, args [][]byte) {
+	m, keys, errText := parseMigrate(args)
+	if errText != "" {
+		cl.writeError(errText)
+		return
+	}
+	m.srcDB = int(cl.selected.Load())
+	db := cl.db()
+	ds := dumpPool.Get().(*dumpScratch)
+	defer dumpPool.Put(ds)
+	for _, k := range keys {
+		payload, found, err := appendDump(db, nil, k, ds)
+		if err != nil {
+			cl.writeError("ERR " + err.Error())
+			return
+		}
+		if !found {
+			continue
+		}
+		m.keys = append(m.keys, migrateKey{key: append([]byte(nil), k...), payload: payload, expireAt: db.ExpireTime(k)})
+	}
+	if len(m.keys) == 0 {
+		cl.writeStatus("NOKEY")
+		return
+	}
+	if cl.conn == nil || cl.inExec() {
+		res := h.transfer(m)
+		cl.out = append(cl.out, res.reply...)
+		h.applyMigrate(m, res.acked, cl)
+		return
+	}
+	// Parked as a blocked client, but in no key's queue: its state is
+	// done from the start, so that a disconnect (cancelWait) has nothing
+	// to take out of the queues and CLIENT UNBLOCK does not find it.
+	w := &waiter{cl: cl, state: waitDone}
+	cl.sessionOf().blocked = w
+	h.blocking.blocked.Add(1)
+	go func() {
+		res := h.transfer(m)
+		end := h.applyMigrate(m, res.acked, nil)
+		_ = cl.conn.Run(func() { h.finishWait(w, res.reply, end) })
+	}()
+}
+
+// applyMigrate deletes the keys the target restored, unless COPY, when
+// they still hold what was sent, and logs the DEL. With cl nil it runs on
+// the migration's goroutine and stops the world for it; otherwise it runs
+// in cl's command, inside EXEC or a script, which stopped it already. It
+// returns the AOF offset after its record (0 for none).
+func (h *Handler) applyMigrate(m *migration, acked [][]byte, cl *client) int64 {
+	if m.copy || len(acked) == 0 {
+		return 0
+	}
+	if cl == nil {
+		defer h.resumeWorld(nil, h.stopWorld(nil))
+	}
+	var stripes []int
+	if h.aof != nil && cl == nil {
+		stripes = h.lockKeyStripes(acked)
+		defer h.unlockKeyStripes(stripes)
+	}
+	db := h.db(m.srcDB)
+	ds := dumpPool.Get().(*dumpScratch)
+	defer dumpPool.Put(ds)
+	var deleted [][]byte
+	for _, k := range acked {
+		if !m.unchanged(db, k, ds) || db.Del([][]byte{k}) == 0 {
+			continue
+		}
+		deleted = append(deleted, k)
+		h.touchKeyIn(m.srcDB, k)
+		if h.pubsub.events.active.Load()&evGeneric != 0 {
+			h.publishEvent(cl, "del", k, m.srcDB)
+		}
+	}
+	if h.aof == nil || len(deleted) == 0 {
+		return 0
+	}
+	rec := aof.AppendCommand(nil, append([][]byte{[]byte("DEL")}, deleted...)...)
+	if cl != nil {
+		if cl.aof == nil {
+			cl.aof = &aofState{}
+		}
+		buf := cl.execLogPrefix(h.aof.Select(h.aof.Begin(), m.srcDB))
+		cl.aof.end = h.aof.End(append(buf, rec...))
+		return cl.aof.end
+	}
+	if h.rw.active.Load() {
+		h.copyStripesBeforeWrite(stripes)
+	}
+	return h.aof.End(append(h.aof.Select(h.aof.Begin(), m.srcDB), rec...))
+}
+
+// unchanged reports whether key still holds the value and expiry it was
+// dumped with.
+func (m *migration) unchanged(db *store.Store, key []byte, ds *dumpScratch) bool {
+	for i := range m.keys {
+		mk := &m.keys[i]
+		if string(mk.key) != string(key) {
+			continue
+		}
+		payload, found, err := appendDump(db, nil, key, ds)
+		return err == nil && found && string(payload) == string(mk.payload) && db.ExpireTime(key) == mk.expireAt
+	}
+	return false
+}
+
+// lockKeyStripes locks the AOF stripes of keys in ascending order, as
+// callLogged would for a command with these keys.
+func (h *Handler) lockKeyStripes(keys [][]byte) []int {
+	var s []int
+	for _, k := range keys {
+		s = append(s, h.shared.ShardIndex(k))
+	}
+	slices.Sort(s)
+	s = slices.Compact(s)
+	for _, i := range s {
+		h.stripes[i].Lock()
+	}
+	return s
+}
+
+func (h *Handler) unlockKeyStripes(s []int) {
+	for _, i := range s {
+		h.stripes[i].Unlock()
+	}
+}
+
+// appendRestores appends the pipeline for the target: AUTH and SELECT when
+// needed, then one RESTORE per key with its TTL as it is now; a key that
+// expired since it was dumped is left out, as Redis does. It returns the
+// keys sent.
+func (m *migration) appendRestores(dst []byte, selectDB bool, now int64) ([]byte, [][]byte) {
+	if m.auth {
+		if m.user != nil {
+			dst = aof.AppendCommand(dst, []byte("AUTH"), m.user, m.pass)
+		} else {
+			dst = aof.AppendCommand(dst, []byte("AUTH"), m.pass)
+		}
+	}
+	if selectDB {
+		dst = aof.AppendCommand(dst, []byte("SELECT"), strconv.AppendInt(nil, m.db, 10))
+	}
+	var sent [][]byte
+	for _, k := range m.keys {
+		ttl := int64(0)
+		if k.expireAt >= 0 {
+			ttl = k.expireAt - now
+			if ttl < 0 {
+				continue
+			}
+			ttl = max(ttl, 1)
+		}
+		n := 4
+		if m.replace {
+			n = 5
+		}
+		dst = aof.AppendHeader(dst, n)
+		dst = aof.AppendArg(dst, []byte("RESTORE"))
+		dst = aof.AppendArg(dst, k.key)
+		dst = aof.AppendIntArg(dst, ttl)
+		dst = aof.AppendArg(dst, k.payload)
+		if m.replace {
+			dst = aof.AppendArg(dst, []byte("REPLACE"))
+		}
+		sent = append(sent, k.key)
+	}
+	return dst, sent
+}

@@ -1,0 +1,464 @@
+package kv_test
+
+import (
+	"bufio"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
+)
+
+// migrateFixture fills c's database 0 with one key of every type, some
+// with a TTL, and returns the keys.
+func migrateFixture(t *testing.T, c *rawConn) []string {
+	t.Helper()
+	for _, cmd := range [][]string{
+		{"FLUSHALL"},
+		{"SET", "str", "hello"},
+		{"SET", "int", "12345", "PX", "600000"},
+		{"SET", "big", strings.Repeat("abcdefgh", 2000)},
+		{"RPUSH", "list", "a", "1", "b"},
+		{"PEXPIRE", "list", "500000"},
+		{"HSET", "hash", "f", "v", "n", "7"},
+		{"SADD", "intset", "3", "1", "-2"},
+		{"PEXPIRE", "intset", "400000"},
+		{"SADD", "set", "x", "y", "z"},
+		{"ZADD", "zset", "1.5", "m", "-3", "n"},
+		{"PEXPIRE", "zset", "300000"},
+	} {
+		if r := c.Do(cmd...); r[0] == '-' {
+			t.Fatalf("%q: %q", cmd, r)
+		}
+	}
+	return []string{"str", "int", "big", "list", "hash", "intset", "set", "zset"}
+}
+
+// hostPort splits addr for MIGRATE's arguments.
+func hostPort(t *testing.T, addr string) (string, string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host, port
+}
+
+// closedPort is a loopback port nobody listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port := hostPort(t, l.Addr().String())
+	l.Close()
+	return port
+}
+
+// migrateScenario runs one MIGRATE session from src to dst (both emptied
+// first) and returns every reply, with the source's and the target's state
+// after it: what must be the same whichever server is the source.
+func migrateScenario(t *testing.T, srcAddr, dstAddr string) []string {
+	src, dst := dialRaw(t, srcAddr), dialRaw(t, dstAddr)
+	if r := dst.Do("FLUSHALL"); r != "+OK\r\n" {
+		t.Fatalf("FLUSHALL on the target: %q", r)
+	}
+	keys := migrateFixture(t, src)
+	dumps := map[string]string{}
+	for _, k := range keys {
+		dumps[k] = src.Do("DUMP", k)
+	}
+	host, port := hostPort(t, dstAddr)
+	down := closedPort(t)
+	var out []string
+	do := func(c *rawConn, args ...string) {
+		line := strings.ReplaceAll(strings.Join(args, " "), down, "<closed port>")
+		out = append(out, line+" -> "+c.Do(args...))
+	}
+	mig := func(args ...string) { do(src, append([]string{"MIGRATE", host, port}, args...)...) }
+	mig("str", "0", "5000")
+	mig("str", "0", "5000") // gone now
+	mig("", "0", "5000", "KEYS", "list", "nope", "hash")
+	mig("", "0", "5000", "KEYS", "nope", "nope2")
+	mig("intset", "3", "5000", "COPY")
+	mig("intset", "3", "5000")            // BUSYKEY from the target
+	mig("intset", "3", "5000", "REPLACE") // and now it moves
+	mig("set", "0", "0", "COPY", "REPLACE")
+	mig("", "2", "5000", "replace", "KEYS", "zset", "int", "big", "set")
+	// Errors, in Redis's order of checks.
+	mig("str", "0", "5000", "FOO")
+	mig("str", "0", "5000", "AUTH")
+	mig("str", "0", "5000", "AUTH2", "u")
+	mig("str", "0", "x")
+	mig("str", "x", "5000")
+	mig("str", "0", "5000", "KEYS", "a")
+	mig("", "0", "5000", "KEYS")
+	mig("str", "0", "5000", "COPY", "FOO")
+	do(src, "SET", "kept", "v")
+	do(src, "MIGRATE", host, down, "kept", "0", "1000")
+	do(src, "MIGRATE", "127.0.0.1", "notaport", "kept", "0", "1000")
+	do(src, "MIGRATE", host, port, "kept", "99", "1000") // the target refuses the SELECT
+	do(src, "MIGRATE", host, port, "kept", "0", "1000", "AUTH", "pw")
+	do(src, "EXISTS", "kept")
+	do(src, "DBSIZE")
+	do(dst, "DBSIZE")
+	for _, k := range keys {
+		db := "0"
+		switch k {
+		case "intset":
+			db = "3"
+		case "zset", "int", "big", "set":
+			db = "2"
+		}
+		dst.Do("SELECT", db)
+		if k == "set" { // a hash table: each server orders it its own way
+			if have, want := sortedMembers(dst.Do("SMEMBERS", k)), "x y z"; have != want {
+				t.Errorf("SMEMBERS set on the target = %q, want %q", have, want)
+			}
+		} else if have := dst.Do("DUMP", k); have != dumps[k] {
+			t.Errorf("DUMP %s on the target (db %s) = %q, the source had %q", k, db, have, dumps[k])
+		}
+		ttl := dst.Do("PTTL", k)
+		n, _ := strconv.Atoi(strings.Trim(ttl, ":\r\n"))
+		switch k {
+		case "int", "list", "intset", "zset":
+			if n < 200000 {
+				t.Errorf("PTTL %s on the target = %q, want its TTL kept", k, ttl)
+			}
+		default:
+			if n != -1 {
+				t.Errorf("PTTL %s on the target = %q, want none", k, ttl)
+			}
+		}
+	}
+	dst.Do("SELECT", "0")
+	return out
+}
+
+// sortedMembers returns the elements of a flat array reply, sorted and
+// joined by spaces.
+func sortedMembers(reply string) string {
+	var elems []string
+	lines := strings.Split(reply, "\r\n")
+	for i := 1; i+1 < len(lines); i += 2 {
+		elems = append(elems, lines[i+1])
+	}
+	slices.Sort(elems)
+	return strings.Join(elems, " ")
+}
+
+// TestMigrateMatchesRedis runs the same MIGRATE session with redis-server
+// and with Shoal as the source, each to a redis-server and to a Shoal
+// target: every reply, the keys moved and their TTLs must be the same.
+func TestMigrateMatchesRedis(t *testing.T) {
+	ref := startRedis(t)
+	ours := startShoal(t, kv.Options{}, eventloop.Options{}).addr
+	refTarget := startRedis(t)
+	ourTarget := startShoal(t, kv.Options{}, eventloop.Options{}).addr
+	for _, target := range []struct{ name, addr string }{{"to-redis", refTarget}, {"to-shoal", ourTarget}} {
+		t.Run(target.name, func(t *testing.T) {
+			want := migrateScenario(t, ref, target.addr)
+			have := migrateScenario(t, ours, target.addr)
+			for i := range max(len(want), len(have)) {
+				var w, h string
+				if i < len(want) {
+					w = want[i]
+				}
+				if i < len(have) {
+					h = have[i]
+				}
+				if w != h {
+					t.Errorf("step %d: redis-server as the source: %q, shoal: %q", i, w, h)
+				}
+			}
+		})
+	}
+}
+
+// TestMigrateCommandInfoMatchesRedis compares COMMAND INFO of MIGRATE,
+// RESTORE-ASKING and ASKING, and what ASKING and RESTORE-ASKING answer.
+func TestMigrateCommandInfoMatchesRedis(t *testing.T) {
+	ref := dialRaw(t, startRedis(t))
+	ours := dialRaw(t, startShoal(t, kv.Options{}, eventloop.Options{}).addr)
+	ref.Do("SET", "s", "v")
+	str := ref.Do("DUMP", "s")
+	payload := str[strings.Index(str, "\r\n")+2 : len(str)-2]
+	for _, cmd := range [][]string{
+		{"COMMAND", "INFO", "MIGRATE", "RESTORE-ASKING", "ASKING"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5"},
+		{"ASKING"},
+		{"RESTORE-ASKING", "ra", "0", payload},
+		{"RESTORE-ASKING", "ra", "0", payload},
+		{"GET", "ra"},
+	} {
+		for _, proto := range []string{"2", "3"} {
+			ref.Do("HELLO", proto)
+			ours.Do("HELLO", proto)
+			if w, h := ref.Do(cmd...), ours.Do(cmd...); w != h {
+				t.Errorf("RESP%s %q: redis-server %q, shoal %q", proto, cmd, w, h)
+			}
+			if cmd[0] == "RESTORE-ASKING" {
+				break
+			}
+		}
+	}
+}
+
+// TestMigrateAuth moves keys to targets that want a password: a
+// redis-server with requirepass and an ACL user, and a Shoal with
+// requirepass; a wrong password is the target's error, and the key stays.
+func TestMigrateAuth(t *testing.T) {
+	refTarget := startRedis(t, "--requirepass", "secret")
+	rt := dialRaw(t, refTarget)
+	rt.Do("AUTH", "secret")
+	if r := rt.Do("ACL", "SETUSER", "mover", "on", ">pw2", "~*", "+@all"); r != "+OK\r\n" {
+		t.Fatalf("ACL SETUSER: %q", r)
+	}
+	ourTarget := startShoal(t, kv.Options{}, eventloop.Options{}).addr
+	ot := dialRaw(t, ourTarget)
+	configure(t, ot, "requirepass", "secret", "")
+	ot.Do("AUTH", "secret")
+	ref := dialRaw(t, startRedis(t))
+	ours := dialRaw(t, startShoal(t, kv.Options{}, eventloop.Options{}).addr)
+	cases := []struct {
+		target string
+		auth   []string
+	}{
+		{refTarget, []string{"AUTH", "secret"}},
+		{refTarget, []string{"AUTH2", "mover", "pw2"}},
+		{refTarget, []string{"AUTH", "wrong"}},
+		{refTarget, []string{"AUTH2", "mover", "wrong"}},
+		{refTarget, nil},
+		{ourTarget, []string{"AUTH", "secret"}},
+		{ourTarget, []string{"AUTH2", "default", "secret"}},
+		{ourTarget, []string{"AUTH", "wrong"}},
+		{ourTarget, nil},
+	}
+	for i, tc := range cases {
+		host, port := hostPort(t, tc.target)
+		key := "k" + strconv.Itoa(i)
+		var replies [2]string
+		for j, src := range []*rawConn{ref, ours} {
+			src.Do("SET", key, "v")
+			replies[j] = src.Do(append([]string{"MIGRATE", host, port, key, "0", "5000"}, tc.auth...)...)
+			replies[j] += src.Do("EXISTS", key)
+			target := rt
+			if tc.target == ourTarget {
+				target = ot
+			}
+			replies[j] += target.Do("GET", key)
+			target.Do("DEL", key)
+		}
+		if replies[0] != replies[1] {
+			t.Errorf("%d: MIGRATE %q: redis-server %q, shoal %q", i, tc.auth, replies[0], replies[1])
+		}
+		if tc.auth != nil && !strings.Contains(tc.auth[len(tc.auth)-1], "wrong") && !strings.HasPrefix(replies[1], "+OK") {
+			t.Errorf("%d: MIGRATE %q: %q", i, tc.auth, replies[1])
+		}
+	}
+}
+
+// silentTarget listens and accepts, reads everything, and answers nothing.
+func silentTarget(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		l.Close()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestMigrateTimeoutDoesNotBlockTheServer migrates to a target that never
+// answers: the reply is Redis's IOERR after the timeout, the key stays, and
+// meanwhile the server answers other clients on the same loop and others.
+func TestMigrateTimeoutDoesNotBlockTheServer(t *testing.T) {
+	host, port := hostPort(t, silentTarget(t))
+	ref := dialRaw(t, startRedis(t))
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 1})
+	ours := dialRaw(t, srv.addr)
+	ref.Do("SET", "k", "v")
+	want := ref.Do("MIGRATE", host, port, "k", "0", "300") + ref.Do("EXISTS", "k")
+	ours.Do("SET", "k", "v")
+	start := time.Now()
+	ours.Send(encodeCommand([]string{"MIGRATE", host, port, "k", "0", "1500"}))
+	ours.Send(encodeCommand([]string{"EXISTS", "k"})) // pipelined: waits for the MIGRATE
+	other := dialRaw(t, srv.addr)
+	for range 5 {
+		if r := other.Do("PING"); r != "+PONG\r\n" {
+			t.Fatalf("PING while MIGRATE waits: %q", r)
+		}
+	}
+	if r := other.Do("SET", "k", "changed"); r != "+OK\r\n" {
+		t.Fatalf("SET while MIGRATE waits: %q", r)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("the other client waited %v for its replies", d)
+	}
+	r1, err := ours.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := ours.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 1400*time.Millisecond {
+		t.Errorf("MIGRATE answered after %v, before its 1500 ms timeout", d)
+	}
+	if r1+r2 != want {
+		t.Errorf("MIGRATE to a silent target: shoal %q, redis-server %q", r1+r2, want)
+	}
+	if r := ours.Do("GET", "k"); r != "$7\r\nchanged\r\n" {
+		t.Errorf("GET k = %q, want the other client's write", r)
+	}
+}
+
+// heldTarget answers +OK to every command, but only once release is
+// closed: the test changes the source meanwhile.
+func heldTarget(t *testing.T) (addr string, release chan struct{}, got chan string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, got = make(chan struct{}), make(chan string, 16)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+	go func() {
+		defer close(done)
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		rd := bufio.NewReader(c)
+		for {
+			var sb strings.Builder
+			if err := readReply(rd, &sb); err != nil {
+				return
+			}
+			got <- sb.String()
+			<-release
+			if _, err := c.Write([]byte("+OK\r\n")); err != nil {
+				return
+			}
+		}
+	}()
+	return l.Addr().String(), release, got
+}
+
+// TestMigrateKeepsAKeyChangedMeanwhile: a key written by another client
+// while the target works is not deleted (that write would be lost); one
+// left alone is, and the reply is +OK for both.
+func TestMigrateKeepsAKeyChangedMeanwhile(t *testing.T) {
+	addr, release, got := heldTarget(t)
+	host, port := hostPort(t, addr)
+	srv := startShoal(t, kv.Options{}, eventloop.Options{})
+	c, other := dialRaw(t, srv.addr), dialRaw(t, srv.addr)
+	c.Do("MSET", "a", "1", "b", "2")
+	c.Send(encodeCommand([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS", "a", "b"}))
+	<-got // the SELECT: the RESTOREs are in the same write
+	if r := other.Do("INCR", "a"); r != ":2\r\n" {
+		t.Fatalf("INCR a: %q", r)
+	}
+	close(release)
+	if r, err := c.Read(); err != nil || r != "+OK\r\n" {
+		t.Fatalf("MIGRATE: %q %v", r, err)
+	}
+	if r := c.Do("MGET", "a", "b"); r != "*2\r\n$1\r\n2\r\n$-1\r\n" {
+		t.Errorf("MGET a b after MIGRATE = %q, want a kept with the INCR, b gone", r)
+	}
+}
+
+// TestMigrateInMultiAndScript: MIGRATE runs inside EXEC and from a Lua
+// script as in Redis.
+func TestMigrateInMultiAndScript(t *testing.T) {
+	targets := []string{startRedis(t), startShoal(t, kv.Options{}, eventloop.Options{}).addr}
+	ref := dialRaw(t, startRedis(t))
+	ours := dialRaw(t, startShoal(t, kv.Options{}, eventloop.Options{}).addr)
+	for _, target := range targets {
+		host, port := hostPort(t, target)
+		steps := [][]string{
+			{"SET", "m", "1"}, {"SET", "s", "2"},
+			{"MULTI"}, {"MIGRATE", host, port, "m", "0", "5000"}, {"EXISTS", "m"}, {"EXEC"},
+			{"EVAL", "return redis.call('MIGRATE', ARGV[1], ARGV[2], KEYS[1], '0', '5000')", "1", "s", host, port},
+			{"EXISTS", "s"},
+			{"EVAL", "return redis.call('MIGRATE', ARGV[1], ARGV[2], KEYS[1], '0', '5000')", "1", "s", host, port},
+		}
+		tc := dialRaw(t, target)
+		for _, st := range steps {
+			tc.Do("DEL", "m", "s")
+			w := ref.Do(st...)
+			tc.Do("DEL", "m", "s")
+			h := ours.Do(st...)
+			if w != h {
+				t.Errorf("%q: redis-server %q, shoal %q", st, w, h)
+			}
+		}
+	}
+}
+
+// TestMigrateLogsDel: a migrated key is logged as a DEL, as Redis
+// propagates MIGRATE; COPY logs nothing, and MIGRATE itself is never in
+// the file. A restart has the key gone.
+func TestMigrateLogsDel(t *testing.T) {
+	target := startRedis(t)
+	host, port := hostPort(t, target)
+	for _, policy := range []aof.Fsync{aof.FsyncEverySec, aof.FsyncAlways} {
+		s := startAOF(t, policy)
+		c := dialRaw(t, s.addr)
+		c.Do("MSET", "a", "1", "b", "2", "c", "3")
+		for _, cmd := range [][]string{
+			{"MIGRATE", host, port, "", "0", "5000", "REPLACE", "KEYS", "a", "b", "none"},
+			{"MIGRATE", host, port, "c", "0", "5000", "COPY", "REPLACE"},
+		} {
+			if r := c.Do(cmd...); r != "+OK\r\n" {
+				t.Fatalf("%q: %q", cmd, r)
+			}
+		}
+		log := strings.ReplaceAll(s.stopAndReadLog(t), "\r\n", " ")
+		if !strings.Contains(log, "*3 $3 DEL $1 a $1 b ") || strings.Contains(strings.ToUpper(log), "MIGRATE") {
+			t.Errorf("%s: the log %q, want DEL a b and no MIGRATE", policy, log)
+		}
+		s = s.restart(t)
+		if r := dialRaw(t, s.addr).Do("MGET", "a", "b", "c"); r != "*3\r\n$-1\r\n$-1\r\n$1\r\n3\r\n" {
+			t.Errorf("%s: after a restart MGET a b c = %q", policy, r)
+		}
+	}
+}
