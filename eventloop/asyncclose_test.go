@@ -3,7 +3,6 @@ package eventloop
 import (
 	"bytes"
 	"errors"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -64,16 +63,12 @@ func TestAsyncWriteQueuedBeforePeerHalfCloseIsSent(t *testing.T) {
 	client.(*net.TCPConn).CloseWrite()
 	waitSocket(t, c.Fd(), unix.POLLIN, release) // the FIN has arrived before the loop resumes
 	release()
-	client.SetReadDeadline(time.Now().Add(20 * time.Second))
-	got, err := io.ReadAll(client)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
+	got := readToEOF(t, client)
 	if string(got) != "late reply\n" {
 		t.Fatalf("peer got %q; AsyncWrite reported success for data that was dropped", got)
 	}
-	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
-	if err := h.closeErrs()[0]; err != nil {
+	waitFor(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
+	if err := h.CloseErrs()[0]; err != nil {
 		t.Fatalf("OnClose error %v, want nil", err)
 	}
 	if err := c.AsyncWrite([]byte("x")); !errors.Is(err, ErrConnClosed) {
@@ -115,11 +110,7 @@ func TestShutdownKeepsAsyncRepliesOfDrainingConns(t *testing.T) {
 	if err := <-wrote; err != nil {
 		t.Fatalf("Write inside Execute while draining: %v", err)
 	}
-	client.SetReadDeadline(time.Now().Add(20 * time.Second))
-	got, err := io.ReadAll(client)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
+	got := readToEOF(t, client)
 	want := string(bytes.Repeat([]byte{'6'}, size-1)) + "\nasync tail\nexecute tail\n"
 	if string(got) != want {
 		tail := got
@@ -175,8 +166,8 @@ func TestQueuedTasksOfResetConnMissNewConnOnSameFd(t *testing.T) {
 	if got := string(readN(t, newClient, 5)); got != "mine\n" {
 		t.Fatalf("new conn got %q: output queued for the old conn on the same fd leaked", got)
 	}
-	waitFor(t, "OnClose of the old conn", func() bool { return len(h.closeErrs()) == 1 })
-	if h.closeErrs()[0] == nil {
+	waitFor(t, "OnClose of the old conn", func() bool { return len(h.CloseErrs()) == 1 })
+	if h.CloseErrs()[0] == nil {
 		t.Fatal("a reset that dropped queued output was reported as a clean close")
 	}
 	_ = keeper

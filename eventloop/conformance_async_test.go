@@ -150,8 +150,8 @@ func TestConformAsyncWritesAcceptedBeforeCloseAreSent(t *testing.T) {
 		if !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("peer got %d bytes, want the %d accepted", len(got), want.Len())
 		}
-		eventually(t, "OnClose", func() bool { return len(r.closeErrs()) == 1 })
-		if err := r.closeErrs()[0]; err != nil {
+		eventually(t, "OnClose", func() bool { return len(r.CloseErrs()) == 1 })
+		if err := r.CloseErrs()[0]; err != nil {
 			t.Fatalf("OnClose error %v, want nil", err)
 		}
 	})
@@ -215,8 +215,8 @@ func TestConformWorkLostToEOFIsReported(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		close(h.open)
 		got := readToEOF(t, client)
-		eventually(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
-		err := h.closeErrs()[0]
+		eventually(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
+		err := h.CloseErrs()[0]
 		if delivered := string(got) == "late reply\n"; delivered != (err == nil) {
 			t.Fatalf("peer got %q and OnClose %v: a clean close must mean the queued write was sent", got, err)
 		}
@@ -239,8 +239,8 @@ func TestConformHalfClosedPeerGetsEveryReply(t *testing.T) {
 		}()
 		time.Sleep(100 * time.Millisecond) // let the output back up before reading
 		readKilo(t, client, n)
-		eventually(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
-		if err := h.closeErrs()[0]; err != nil {
+		eventually(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
+		if err := h.CloseErrs()[0]; err != nil {
 			t.Fatalf("OnClose error %v, want nil", err)
 		}
 	})
@@ -314,7 +314,7 @@ func shutdownDeepPipelines(t *testing.T, e engineCase, clients, each int) {
 		t.Fatalf("Serve returned %v after a graceful shutdown", err)
 	}
 	<-shut
-	errs := h.closeErrs()
+	errs := h.CloseErrs()
 	if len(errs) != clients {
 		t.Fatalf("%d closes, want %d", len(errs), clients)
 	}
@@ -382,7 +382,7 @@ func TestConformShutdownDeadlineClosesStuckConnections(t *testing.T) {
 		if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Shutdown returned %v, want the deadline error", err)
 		}
-		if errs := r.closeErrs(); len(errs) != 1 || !errors.Is(errs[0], eventloop.ErrServerClosed) {
+		if errs := r.CloseErrs(); len(errs) != 1 || !errors.Is(errs[0], eventloop.ErrServerClosed) {
 			t.Fatalf("close errors %v, want one ErrServerClosed", errs)
 		}
 	})

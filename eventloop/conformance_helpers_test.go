@@ -1,12 +1,8 @@
 package eventloop_test
 
 import (
-	"io"
-	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/eventloop/gnetengine"
@@ -68,26 +64,16 @@ var (
 	stall                = eventloop.StallLoop
 	cpuTime              = eventloop.CPUTime
 	shutdownInBackground = eventloop.ShutdownInBackground
+	readToEOF            = eventloop.ReadToEOF
+	expectEOF            = eventloop.ExpectEOF
 )
-
-// readToEOF asserts the server closed c: the rest reads to a clean EOF.
-func readToEOF(t testing.TB, c net.Conn) []byte {
-	t.Helper()
-	c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	rest, err := io.ReadAll(c)
-	if err != nil {
-		t.Fatalf("want a clean EOF, got %v after %d bytes", err, len(rest))
-	}
-	return rest
-}
 
 // recorder keeps what OnOpen and OnClose saw, and hands each new *Conn to
 // the test.
 type recorder struct {
-	mu     sync.Mutex
-	closed []error
-	conns  chan *eventloop.Conn
-	greet  string
+	eventloop.CloseLog
+	conns chan *eventloop.Conn
+	greet string
 }
 
 func newRecorder() *recorder { return &recorder{conns: make(chan *eventloop.Conn, 64)} }
@@ -100,18 +86,6 @@ func (r *recorder) OnOpen(c *eventloop.Conn) {
 	case r.conns <- c:
 	default:
 	}
-}
-
-func (r *recorder) OnClose(c *eventloop.Conn, err error) {
-	r.mu.Lock()
-	r.closed = append(r.closed, err)
-	r.mu.Unlock()
-}
-
-func (r *recorder) closeErrs() []error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]error(nil), r.closed...)
 }
 
 // lines echoes each '\n'-terminated line, leaving a partial one

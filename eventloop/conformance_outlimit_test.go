@@ -74,8 +74,8 @@ func TestConformanceOutputLimitHard(t *testing.T) {
 			t.Fatal(err)
 		}
 		pushed := push(c, 0, 1000, size) // 100 MB if nothing stopped it
-		eventually(t, "the stalled peer is closed", func() bool { return len(rec.closeErrs()) == 1 })
-		err := rec.closeErrs()[0]
+		eventually(t, "the stalled peer is closed", func() bool { return len(rec.CloseErrs()) == 1 })
+		err := rec.CloseErrs()[0]
 		if !errors.Is(err, eventloop.ErrOutputLimit) || !strings.Contains(err.Error(), fmt.Sprintf("hard limit %d", hard)) {
 			t.Fatalf("OnClose got %v, want ErrOutputLimit naming the hard limit %d", err, hard)
 		}
@@ -106,12 +106,12 @@ func TestConformanceOutputLimitSoft(t *testing.T) {
 		// close must wait out softFor, then come.
 		start := time.Now()
 		push(c, 0, 2*soft/size, size)
-		for len(rec.closeErrs()) == 0 && time.Since(start) < 10*time.Second {
+		for len(rec.CloseErrs()) == 0 && time.Since(start) < 10*time.Second {
 			push(c, 0, 1, size)
 			time.Sleep(20 * time.Millisecond)
 		}
 		took := time.Since(start)
-		errs := rec.closeErrs()
+		errs := rec.CloseErrs()
 		if len(errs) != 1 {
 			t.Fatalf("not closed 10 s over the soft limit (closes: %v)", errs)
 		}
@@ -140,7 +140,7 @@ func TestConformanceOutputLimitSetApplies(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		push(c, 64, 1, size)
 		time.Sleep(100 * time.Millisecond)
-		if errs := rec.closeErrs(); len(errs) != 0 {
+		if errs := rec.CloseErrs(); len(errs) != 0 {
 			t.Fatalf("closed under an OutputLimit of 0 (none): %v", errs)
 		}
 		// Everything arrives, in order.
@@ -164,8 +164,8 @@ func TestConformanceOutputLimitSetApplies(t *testing.T) {
 		}
 		limit.Set(256<<10, 0, 0)
 		push(c, 0, 40, size)
-		eventually(t, "a Set hard limit closes the stalled peer", func() bool { return len(rec.closeErrs()) == 1 })
-		if err := rec.closeErrs()[0]; !errors.Is(err, eventloop.ErrOutputLimit) {
+		eventually(t, "a Set hard limit closes the stalled peer", func() bool { return len(rec.CloseErrs()) == 1 })
+		if err := rec.CloseErrs()[0]; !errors.Is(err, eventloop.ErrOutputLimit) {
 			t.Fatalf("OnClose got %v, want ErrOutputLimit", err)
 		}
 	})

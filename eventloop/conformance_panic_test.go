@@ -82,7 +82,7 @@ func TestConformHandlerPanicClosesOnlyItsConnection(t *testing.T) {
 		}
 		eventually(t, "OnClose for both victims", func() bool {
 			n := 0
-			for _, err := range rec.closeErrs() {
+			for _, err := range rec.CloseErrs() {
 				if errors.Is(err, eventloop.ErrHandlerPanic) {
 					n++
 				}

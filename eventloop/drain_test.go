@@ -3,7 +3,6 @@ package eventloop
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -150,7 +149,7 @@ func shutdownWithDeepPipelines(t *testing.T, clients, each int) {
 	if err := <-shut; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	errs := h.closeErrs()
+	errs := h.CloseErrs()
 	for _, err := range errs {
 		if err != nil {
 			t.Fatalf("close error %v, want nil", err)
@@ -178,7 +177,7 @@ func TestHandlerStoppedByFullOutputResumes(t *testing.T) {
 	got := make([]byte, size)
 	for i := 0; i < n; i++ {
 		if _, err := io.ReadFull(rd, got); err != nil {
-			t.Fatalf("reply %d of %d: %v; close errors %v", i, n, err, h.closeErrs())
+			t.Fatalf("reply %d of %d: %v; close errors %v", i, n, err, h.CloseErrs())
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("reply %d damaged", i)
@@ -187,31 +186,9 @@ func TestHandlerStoppedByFullOutputResumes(t *testing.T) {
 	if max, bound := h.maxPending.Load(), int64(1<<20+size); max > bound {
 		t.Fatalf("pending output reached %d, want at most high water + one reply = %d", max, bound)
 	}
-	if errs := h.closeErrs(); len(errs) != 0 {
+	if errs := h.CloseErrs(); len(errs) != 0 {
 		t.Fatalf("connection closed: %v", errs)
 	}
-}
-
-// TestWriteAboveHardLimitCloses: a write that finds more than the hard
-// limit still unsent (a peer that does not read) closes the connection at
-// once, without waiting for other traffic.
-func TestWriteAboveHardLimitCloses(t *testing.T) {
-	h := &connCatcher{conns: make(chan *Conn, 1)}
-	s := startServer(t, h, Options{OutputHighWater: 32 << 10, OutputLowWater: 8 << 10, OutputHardLimit: 64 << 10, SocketSendBuffer: 4096})
-	client := dial(t, s)
-	c := <-h.conns
-	// The first write is accepted however big; the peer reads nothing, so
-	// most of it stays pending and the second write finds it there.
-	for i := 0; i < 2; i++ {
-		if err := c.AsyncWrite(make([]byte, 16<<20)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
-	if err := h.closeErrs()[0]; !errors.Is(err, ErrOutputLimit) {
-		t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
-	}
-	expectEOF(t, client)
 }
 
 // TestLingeringCloseIsBounded: a peer that stops reading and never closes
@@ -227,7 +204,7 @@ func TestLingeringCloseIsBounded(t *testing.T) {
 	// client's window: written out, not acknowledged, then QUIT.
 	start := time.Now()
 	client.Write(append(kiloRequests(1024), "QUIT\n"...))
-	waitFor(t, "the QUIT to be answered", func() bool { return len(h.closeErrs()) == 1 })
+	waitFor(t, "the QUIT to be answered", func() bool { return len(h.CloseErrs()) == 1 })
 	if s.NumConns() != 1 {
 		t.Fatalf("NumConns %d right after the close; want 1 lingering descriptor", s.NumConns())
 	}

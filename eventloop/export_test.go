@@ -18,7 +18,12 @@ var (
 	CPUTime              = cpuTime
 	StallLoop            = stallLoop
 	ShutdownInBackground = shutdownInBackground
+	ReadToEOF            = readToEOF
+	ExpectEOF            = expectEOF
 )
+
+// CloseLog is the OnClose that records each close's error.
+type CloseLog = closeLog
 
 // KiloReplySize is the length of each of ServeKilo's replies.
 const KiloReplySize = kiloReplySize

@@ -15,9 +15,8 @@ import (
 // lineEcho echoes every complete '\n'-terminated line and keeps partial
 // lines for the next read.
 type lineEcho struct {
-	mu     sync.Mutex
-	opened int
-	closed []error
+	closeLog
+	opened int // under closeLog.mu
 }
 
 func (h *lineEcho) OnTraffic(c *Conn, in []byte) int {
@@ -52,16 +51,24 @@ func (h *lineEcho) OnOpen(c *Conn) {
 	h.mu.Unlock()
 }
 
-func (h *lineEcho) OnClose(c *Conn, err error) {
-	h.mu.Lock()
-	h.closed = append(h.closed, err)
-	h.mu.Unlock()
+// closeLog is the OnClose of the tests' handlers: it keeps the error of
+// each connection's close, in order.
+type closeLog struct {
+	mu     sync.Mutex
+	closed []error
 }
 
-func (h *lineEcho) closeErrs() []error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]error(nil), h.closed...)
+func (l *closeLog) OnClose(c *Conn, err error) {
+	l.mu.Lock()
+	l.closed = append(l.closed, err)
+	l.mu.Unlock()
+}
+
+// CloseErrs returns the errors OnClose has seen so far.
+func (l *closeLog) CloseErrs() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.closed...)
 }
 
 // startServer starts h on a loopback port and shuts it down with the test.
@@ -127,6 +134,17 @@ func shutdownInBackground(s *Server, timeout time.Duration) <-chan error {
 		shut <- s.Shutdown(ctx)
 	}()
 	return shut
+}
+
+// readToEOF asserts the server closed c: the rest reads to a clean EOF.
+func readToEOF(t testing.TB, c net.Conn) []byte {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	rest, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("want a clean EOF, got %v after %d bytes", err, len(rest))
+	}
+	return rest
 }
 
 // readN reads exactly n bytes or fails the test after a generous deadline.

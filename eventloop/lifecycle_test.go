@@ -27,7 +27,7 @@ func TestIdleTimeoutClosesOnlyIdleConnections(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	expectEOF(t, idle)
-	if errs := h.closeErrs(); len(errs) != 1 || !errors.Is(errs[0], ErrIdleTimeout) {
+	if errs := h.CloseErrs(); len(errs) != 1 || !errors.Is(errs[0], ErrIdleTimeout) {
 		t.Fatalf("close errors %v, want one ErrIdleTimeout", errs)
 	}
 	busy.Write([]byte("still\n"))
@@ -83,7 +83,7 @@ func TestShutdownAnswersWhatItReceived(t *testing.T) {
 	default:
 		t.Fatal("OnShutdown not called")
 	}
-	if errs := h.closeErrs(); len(errs) != 1 || errs[0] != nil {
+	if errs := h.CloseErrs(); len(errs) != 1 || errs[0] != nil {
 		t.Fatalf("close errors %v, want one nil", errs)
 	}
 	if _, err := dialErr(s); err == nil {
@@ -127,7 +127,7 @@ func TestExecuteRunsOnTheLoop(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	client.Close()
-	waitFor(t, "close", func() bool { return len(h.closeErrs()) == 1 })
+	waitFor(t, "close", func() bool { return len(h.CloseErrs()) == 1 })
 	if err := c.Execute(func(*Conn) {}); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("Execute on a closed conn: %v", err)
 	}
@@ -185,8 +185,8 @@ func TestMaxInboundBufferCloses(t *testing.T) {
 	}
 	c.Write(bytes.Repeat([]byte{'a'}, 3000)) // no newline, over the limit
 	expectEOF(t, c)
-	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
-	err := h.closeErrs()[0]
+	waitFor(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
+	err := h.CloseErrs()[0]
 	if !errors.Is(err, ErrInboundLimit) || !strings.Contains(err.Error(), "limit 1024") {
 		t.Fatalf("close error %v, want ErrInboundLimit naming the limit", err)
 	}
@@ -215,7 +215,7 @@ func TestShutdownDeadlineClosesStuckConnections(t *testing.T) {
 	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Shutdown returned %v, want the deadline error", err)
 	}
-	if errs := h.closeErrs(); len(errs) != 1 || !errors.Is(errs[0], ErrServerClosed) {
+	if errs := h.CloseErrs(); len(errs) != 1 || !errors.Is(errs[0], ErrServerClosed) {
 		t.Fatalf("close errors %v, want one ErrServerClosed", errs)
 	}
 }

@@ -89,7 +89,7 @@ func TestPeerThatNeverReadsIsBounded(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the stuck connection to close", func() bool {
-		for _, err := range h.closeErrs() {
+		for _, err := range h.CloseErrs() {
 			if errors.Is(err, ErrOutputLimit) {
 				return true
 			}
@@ -134,8 +134,8 @@ func TestAsyncWriteToPeerThatNeverReads(t *testing.T) {
 	if !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("AsyncWrite kept succeeding; last error %v", err)
 	}
-	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
-	if err := h.closeErrs()[0]; !errors.Is(err, ErrOutputLimit) {
+	waitFor(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
+	if err := h.CloseErrs()[0]; !errors.Is(err, ErrOutputLimit) {
 		t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
 	}
 	expectEOF(t, client)
@@ -152,7 +152,7 @@ func TestStalledPeerClosedByIdleTimeout(t *testing.T) {
 	// output cannot drain, and only the idle timeout can end it.
 	stuck.Write(bytes.Repeat([]byte("65536\n"), 5))
 	waitFor(t, "the stalled connection to close", func() bool {
-		errs := h.closeErrs()
+		errs := h.CloseErrs()
 		return len(errs) == 1 && errors.Is(errs[0], ErrIdleTimeout)
 	})
 	if max := h.maxPending.Load(); max > 5*65536 {

@@ -1,7 +1,6 @@
 package eventloop
 
 import (
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -28,15 +27,11 @@ func TestReservedReplySurvivesPeerHalfClose(t *testing.T) {
 	if err := c.ExecuteReserved(func(c *Conn) { c.WriteString("late reply\n") }); err != nil {
 		t.Fatalf("ExecuteReserved: %v", err)
 	}
-	client.SetReadDeadline(time.Now().Add(20 * time.Second))
-	got, err := io.ReadAll(client)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
+	got := readToEOF(t, client)
 	if string(got) != "late reply\n" {
 		t.Fatalf("peer got %q, want the reserved reply", got)
 	}
-	waitFor(t, "OnClose", func() bool { return len(h.closeErrs()) == 1 })
+	waitFor(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
 	if err := c.Reserve(); err == nil {
 		t.Fatal("Reserve after the close succeeded")
 	}
