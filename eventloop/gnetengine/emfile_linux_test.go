@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
-	"github.com/shoalkv/shoal/eventloop/gnetengine"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,13 +15,7 @@ import (
 // when accept fails with EMFILE. Serve must then return an error saying
 // so, rather than block forever in front of a dead listener.
 func TestServeReportsAnEngineThatStoppedOnItsOwn(t *testing.T) {
-	s, err := eventloop.NewServer(echo{}, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, Engine: gnetengine.Engine{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
+	s := startGnet(t, echo{}, eventloop.Options{Loops: 1})
 	served := make(chan error, 1)
 	go func() { served <- s.Serve() }()
 	port := s.Addr().(*net.TCPAddr).Port

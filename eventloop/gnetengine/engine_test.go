@@ -15,6 +15,43 @@ type echo struct{}
 
 func (echo) OnTraffic(c *eventloop.Conn, in []byte) int { c.Write(in); return len(in) }
 
+// newGnetServer creates h's Server on the gnet engine, on a loopback port
+// unless o names an address.
+func newGnetServer(t *testing.T, h eventloop.Handler, o eventloop.Options) *eventloop.Server {
+	t.Helper()
+	o.Engine = gnetengine.Engine{}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	s, err := eventloop.NewServer(h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// startGnet starts h on the gnet engine; the test shuts it down.
+func startGnet(t *testing.T, h eventloop.Handler, o eventloop.Options) *eventloop.Server {
+	t.Helper()
+	s := newGnetServer(t, h, o)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// startRefused returns the error of a Start that must fail, what.
+func startRefused(t *testing.T, o eventloop.Options, what string) error {
+	t.Helper()
+	s := newGnetServer(t, echo{}, o)
+	err := s.Start()
+	if err == nil {
+		s.Shutdown(context.Background())
+		t.Fatalf("%s succeeded", what)
+	}
+	return err
+}
+
 // TestStartReportsTheListenError: a port already taken is an error from
 // Start that names the address, not a hang or a crash.
 func TestStartReportsTheListenError(t *testing.T) {
@@ -23,15 +60,7 @@ func TestStartReportsTheListenError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	s, err := eventloop.NewServer(echo{}, eventloop.Options{Addr: taken.Addr().String(), Engine: gnetengine.Engine{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = s.Start()
-	if err == nil {
-		s.Shutdown(context.Background())
-		t.Fatal("Start on a taken port succeeded")
-	}
+	err = startRefused(t, eventloop.Options{Addr: taken.Addr().String()}, "Start on a taken port")
 	if !strings.Contains(err.Error(), taken.Addr().String()) {
 		t.Fatalf("error %q does not name the address %s", err, taken.Addr())
 	}
@@ -41,13 +70,7 @@ func TestStartReportsTheListenError(t *testing.T) {
 // loop, counts connections per loop and reports Load 0 (gnet publishes
 // none).
 func TestCountersCountConnectionsWithoutLoad(t *testing.T) {
-	s, err := eventloop.NewServer(echo{}, eventloop.Options{Addr: "127.0.0.1:0", Loops: 3, Engine: gnetengine.Engine{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
+	s := startGnet(t, echo{}, eventloop.Options{Loops: 3})
 	defer s.Shutdown(context.Background())
 	for i := 0; i < 4; i++ {
 		c, err := net.Dial("tcp", s.Addr().String())
@@ -78,13 +101,7 @@ func TestCountersCountConnectionsWithoutLoad(t *testing.T) {
 // connection is accepted (gnet cannot stop its listener alone) and closed
 // at once, without being served.
 func TestConnectionDuringDrainIsClosedUnserved(t *testing.T) {
-	s, err := eventloop.NewServer(bigOnce{}, eventloop.Options{Addr: "127.0.0.1:0", Loops: 1, SocketSendBuffer: 4096, Engine: gnetengine.Engine{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
+	s := startGnet(t, bigOnce{}, eventloop.Options{Loops: 1, SocketSendBuffer: 4096})
 	slow, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -126,15 +143,7 @@ func (bigOnce) OnTraffic(c *eventloop.Conn, in []byte) int {
 // error naming the address, since gnet would bind every loop to a port of
 // its own.
 func TestReusePortNeedsAnExplicitPort(t *testing.T) {
-	s, err := eventloop.NewServer(echo{}, eventloop.Options{Addr: "127.0.0.1:0", ReusePort: true, Loops: 2, Engine: gnetengine.Engine{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = s.Start()
-	if err == nil {
-		s.Shutdown(context.Background())
-		t.Fatal("Start with ReusePort on :0 succeeded")
-	}
+	err := startRefused(t, eventloop.Options{ReusePort: true, Loops: 2}, "Start with ReusePort on :0")
 	if !strings.Contains(err.Error(), "127.0.0.1:0") {
 		t.Fatalf("error %q does not name the address", err)
 	}
@@ -154,13 +163,7 @@ func TestListenersNeedTheNativeEngine(t *testing.T) {
 // TestAddrsReportsTheEnginesAddress: Addrs, which the fronts use to log
 // where each address is served, works on an engine too.
 func TestAddrsReportsTheEnginesAddress(t *testing.T) {
-	s, err := eventloop.NewServer(echo{}, eventloop.Options{Addr: "127.0.0.1:0", Engine: gnetengine.Engine{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
+	s := startGnet(t, echo{}, eventloop.Options{})
 	defer s.Shutdown(context.Background())
 	addrs := s.Addrs()
 	if len(addrs) != 1 || addrs[0] == nil || addrs[0].String() != s.Addr().String() {
