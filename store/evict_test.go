@@ -102,6 +102,21 @@ func TestNoEvictionRejectsWrites(t *testing.T) {
 	}
 }
 
+// survivors counts the keys prefix0 to prefix<n-1> still in s, those of
+// the first half (the ones a test kept using) and those of the second.
+func survivors(s *Store, prefix string, n int) (firstHalf, secondHalf int) {
+	for i := 0; i < n; i++ {
+		if s.Exists(bs(prefix+strconv.Itoa(i))) == 1 {
+			if i < n/2 {
+				firstHalf++
+			} else {
+				secondHalf++
+			}
+		}
+	}
+	return firstHalf, secondHalf
+}
+
 func TestAllKeysLRUKeepsRecentlyUsed(t *testing.T) {
 	clk := newClock(1_000_000)
 	s := newTestStore(t, Options{Shards: 4, Now: clk.now, Policy: AllKeysLRU})
@@ -115,16 +130,7 @@ func TestAllKeysLRUKeepsRecentlyUsed(t *testing.T) {
 	if fill(t, s, "new", 500, SetOptions{}) != 0 {
 		t.Fatal("a write failed although keys could be evicted")
 	}
-	touched, untouched := 0, 0
-	for i := 0; i < 1000; i++ {
-		if s.Exists(bs("old"+strconv.Itoa(i))) == 1 {
-			if i < 500 {
-				touched++
-			} else {
-				untouched++
-			}
-		}
-	}
+	touched, untouched := survivors(s, "old", 1000)
 	st := s.Stats()
 	if st.EvictedKeys < 400 || st.UsedMemory > s.MaxMemory() {
 		t.Fatalf("evicted %d, used %d of %d", st.EvictedKeys, st.UsedMemory, s.MaxMemory())

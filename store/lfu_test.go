@@ -51,16 +51,7 @@ func TestLFUEvictsTheLeastUsed(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		set(t, s, "new"+strconv.Itoa(i), val, SetOptions{})
 	}
-	hot, cold := 0, 0
-	for i := 0; i < 1000; i++ {
-		if s.Exists(bs("k"+strconv.Itoa(i))) == 1 {
-			if i < 500 {
-				hot++
-			} else {
-				cold++
-			}
-		}
-	}
+	hot, cold := survivors(s, "k", 1000)
 	if hot < 4*cold || hot < 400 {
 		t.Fatalf("survivors: %d often read, %d never read", hot, cold)
 	}
