@@ -39,7 +39,6 @@ func parseSetArgs(args [][]byte, forGetEx bool) (a setArgs, errText string) {
 	for j := 0; j < len(args); j++ {
 		opt := args[j]
 		hasNext := j+1 < len(args)
-		otherExp := func(k int) bool { return a.expKind != expNone && a.expKind != k }
 		switch {
 		case isSet && ascii.EqualFold(opt, "NX") && a.mode != store.SetXX:
 			a.mode = store.SetNX
@@ -51,23 +50,33 @@ func parseSetArgs(args [][]byte, forGetEx bool) (a setArgs, errText string) {
 			a.keepTTL = true
 		case forGetEx && ascii.EqualFold(opt, "PERSIST") && a.expKind == expNone && !a.keepTTL:
 			a.persist = true
-		case ascii.EqualFold(opt, "EX") && !a.keepTTL && !a.persist && !otherExp(expEX) && hasNext:
-			a.expKind, a.expArg = expEX, args[j+1]
-			j++
-		case ascii.EqualFold(opt, "PX") && !a.keepTTL && !a.persist && !otherExp(expPX) && hasNext:
-			a.expKind, a.expArg = expPX, args[j+1]
-			j++
-		case ascii.EqualFold(opt, "EXAT") && !a.keepTTL && !a.persist && !otherExp(expEXAT) && hasNext:
-			a.expKind, a.expArg = expEXAT, args[j+1]
-			j++
-		case ascii.EqualFold(opt, "PXAT") && !a.keepTTL && !a.persist && !otherExp(expPXAT) && hasNext:
-			a.expKind, a.expArg = expPXAT, args[j+1]
-			j++
 		default:
-			return a, errSyntax
+			k := expiryOption(opt)
+			otherExp := a.expKind != expNone && a.expKind != k
+			if k == expNone || a.keepTTL || a.persist || otherExp || !hasNext {
+				return a, errSyntax
+			}
+			a.expKind, a.expArg = k, args[j+1]
+			j++
 		}
 	}
 	return a, ""
+}
+
+// expiryOption is the expiry kind that opt (EX, PX, EXAT or PXAT) names,
+// or expNone.
+func expiryOption(opt []byte) int {
+	switch {
+	case ascii.EqualFold(opt, "EX"):
+		return expEX
+	case ascii.EqualFold(opt, "PX"):
+		return expPX
+	case ascii.EqualFold(opt, "EXAT"):
+		return expEXAT
+	case ascii.EqualFold(opt, "PXAT"):
+		return expPXAT
+	}
+	return expNone
 }
 
 // expireAt converts an expire argument of kind into unix milliseconds as

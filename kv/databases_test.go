@@ -35,6 +35,17 @@ func TestBlockingWaitsArePerDatabase(t *testing.T) {
 	w1 := dbConn(t, srv.addr, 1)
 	p0, p1 := dbConn(t, srv.addr, 0), dbConn(t, srv.addr, 1)
 	got := make(chan []string, 1)
+	served := func(by, want string) {
+		t.Helper()
+		select {
+		case v := <-got:
+			if len(v) != 2 || v[1] != want {
+				t.Fatalf("%s: the waiter got %v, want [q %s]", by, v, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not serve the waiter", by)
+		}
+	}
 	go func() { got <- w1.BLPop(ctx, 0, "q").Val() }()
 	waitBlocked(t, p0, 1)
 	p0.RPush(ctx, "q", "in-db0")
@@ -44,14 +55,7 @@ func TestBlockingWaitsArePerDatabase(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	p1.RPush(ctx, "q", "in-db1")
-	select {
-	case v := <-got:
-		if len(v) != 2 || v[1] != "in-db1" {
-			t.Fatalf("BLPOP on database 1 got %v", v)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a push to database 1 did not serve its waiter")
-	}
+	served("a push to database 1", "in-db1")
 	if n := p0.LLen(ctx, "q").Val(); n != 1 {
 		t.Fatalf("database 0's list has %d elements, want its 1", n)
 	}
@@ -61,14 +65,7 @@ func TestBlockingWaitsArePerDatabase(t *testing.T) {
 	if err := p0.Do(ctx, "SWAPDB", 0, 1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case v := <-got:
-		if len(v) != 2 || v[1] != "in-db0" {
-			t.Fatalf("after SWAPDB the waiter got %v", v)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("SWAPDB did not serve the waiter its database now holds a list for")
-	}
+	served("SWAPDB", "in-db0") // its database now holds a list
 }
 
 // TestWatchIsPerDatabase: a write to a key in another database leaves a

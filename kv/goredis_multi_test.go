@@ -23,8 +23,7 @@ import (
 func TestGoRedisTxPipelined(t *testing.T) {
 	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
 	ctx := context.Background()
-	for _, proto := range []int{3, 2} {
-		rdb := redis.NewClient(&redis.Options{Addr: srv.addr, Protocol: proto})
+	forEachProtocol(t, redis.Options{Addr: srv.addr}, func(t *testing.T, rdb *redis.Client, proto int) {
 		if err := rdb.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -51,8 +50,7 @@ func TestGoRedisTxPipelined(t *testing.T) {
 		if got := cmds[4].(*redis.StringCmd).Val(); got != "42" {
 			t.Errorf("resp%d: GET in EXEC = %q", proto, got)
 		}
-		rdb.Close()
-	}
+	})
 }
 
 // TestGoRedisWatchRetriesAreExact: optimistic increments from many clients

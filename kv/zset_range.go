@@ -38,32 +38,21 @@ type zrangeSpec struct {
 	limit      int64 // -1: no limit
 }
 
-func cmdZRange(h *Handler, cl *client, args [][]byte) {
-	h.zrange(cl, args, 1, false, zrangeAuto, zdirAuto)
-}
+// The ZRANGE family is one command, zrange: where its arguments start (2,
+// after ZRANGESTORE's destination), whether it stores, and the kind of
+// range and the direction that the older forms fix.
+var (
+	cmdZRange           = zrangeCommand(1, false, zrangeAuto, zdirAuto)
+	cmdZRangeStore      = zrangeCommand(2, true, zrangeAuto, zdirAuto)
+	cmdZRevRange        = zrangeCommand(1, false, zrangeRank, zdirReverse)
+	cmdZRangeByScore    = zrangeCommand(1, false, zrangeScore, zdirForward)
+	cmdZRevRangeByScore = zrangeCommand(1, false, zrangeScore, zdirReverse)
+	cmdZRangeByLex      = zrangeCommand(1, false, zrangeLex, zdirForward)
+	cmdZRevRangeByLex   = zrangeCommand(1, false, zrangeLex, zdirReverse)
+)
 
-func cmdZRangeStore(h *Handler, cl *client, args [][]byte) {
-	h.zrange(cl, args, 2, true, zrangeAuto, zdirAuto)
-}
-
-func cmdZRevRange(h *Handler, cl *client, args [][]byte) {
-	h.zrange(cl, args, 1, false, zrangeRank, zdirReverse)
-}
-
-func cmdZRangeByScore(h *Handler, cl *client, args [][]byte) {
-	h.zrange(cl, args, 1, false, zrangeScore, zdirForward)
-}
-
-func cmdZRevRangeByScore(h *Handler, cl *client, args [][]byte) {
-	h.zrange(cl, args, 1, false, zrangeScore, zdirReverse)
-}
-
-func cmdZRangeByLex(h *Handler, cl *client, args [][]byte) {
-	h.zrange(cl, args, 1, false, zrangeLex, zdirForward)
-}
-
-func cmdZRevRangeByLex(h *Handler, cl *client, args [][]byte) {
-	h.zrange(cl, args, 1, false, zrangeLex, zdirReverse)
+func zrangeCommand(src int, toStore bool, by zrangeBy, dir zrangeDir) handlerFunc {
+	return func(h *Handler, cl *client, args [][]byte) { h.zrange(cl, args, src, toStore, by, dir) }
 }
 
 // parseZRange parses the arguments after the source key (at src) the way
@@ -248,7 +237,6 @@ func (h *Handler) zrangeStore(cl *client, args [][]byte, sp *zrangeSpec) {
 	cl.writeInt(int64(stored))
 	cl.notifyStored(evZSet, "zrangestore", args[1], stored > 0, existed)
 }
-
 func cmdZRemRangeByRank(h *Handler, cl *client, args [][]byte) {
 	start, end, ok := parseIntPair(cl, args[2], args[3])
 	if !ok {
@@ -256,7 +244,6 @@ func cmdZRemRangeByRank(h *Handler, cl *client, args [][]byte) {
 	}
 	h.zremRange(cl, args[1], "zremrangebyrank", func(z *store.ZSet) (int, int) { return rankSpan(start, end, z.Len()) })
 }
-
 func cmdZRemRangeByScore(h *Handler, cl *client, args [][]byte) {
 	r, ok := parseScoreRange(args[2], args[3])
 	if !ok {
@@ -265,7 +252,6 @@ func cmdZRemRangeByScore(h *Handler, cl *client, args [][]byte) {
 	}
 	h.zremRange(cl, args[1], "zremrangebyscore", func(z *store.ZSet) (int, int) { return z.ScoreRanks(r) })
 }
-
 func cmdZRemRangeByLex(h *Handler, cl *client, args [][]byte) {
 	r, ok := parseLexRange(args[2], args[3])
 	if !ok {
