@@ -186,11 +186,16 @@ func cmdMigrate(h *Handler, cl *client, args [][]byte) {
 	// done from the start, so that a disconnect (cancelWait) has nothing
 	// to take out of the queues and CLIENT UNBLOCK does not find it.
 	w := &waiter{cl: cl, state: waitDone}
-	cl.sessionOf().blocked = w
+	s := cl.sessionOf()
+	quiet := s.reply != replyOn // CLIENT REPLY OFF or SKIP: dispatch suppresses nothing of a later reply
+	s.blocked = w
 	h.blocking.blocked.Add(1)
 	go func() {
 		res := h.transfer(m)
 		end := h.applyMigrate(m, res.acked, nil)
+		if quiet {
+			res.reply = nil
+		}
 		_ = cl.conn.Run(func() { h.finishWait(w, res.reply, end) })
 	}()
 }

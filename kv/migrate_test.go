@@ -462,3 +462,92 @@ func TestMigrateLogsDel(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateFromClusterRedis: a redis-server in cluster mode migrates
+// with RESTORE-ASKING, which Shoal serves as RESTORE.
+func TestMigrateFromClusterRedis(t *testing.T) {
+	src := dialRaw(t, startRedis(t, "--cluster-enabled", "yes"))
+	if r := src.Do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); r != "+OK\r\n" {
+		t.Fatalf("CLUSTER ADDSLOTSRANGE: %q", r)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(src.Do("CLUSTER", "INFO"), "cluster_state:ok") {
+		if time.Now().After(deadline) {
+			t.Fatal("the cluster did not come up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	target := startShoal(t, kv.Options{}, eventloop.Options{})
+	tc := dialRaw(t, target.addr)
+	host, port := hostPort(t, target.addr)
+	src.Do("RPUSH", "{t}l", "a", "b")
+	src.Do("PEXPIRE", "{t}l", "100000")
+	src.Do("SET", "{t}s", "v")
+	want := src.Do("DUMP", "{t}l")
+	if r := src.Do("MIGRATE", host, port, "", "0", "5000", "KEYS", "{t}l", "{t}s"); r != "+OK\r\n" {
+		t.Fatalf("MIGRATE from the cluster node: %q", r)
+	}
+	if have := tc.Do("DUMP", "{t}l"); have != want {
+		t.Errorf("DUMP on Shoal = %q, want %q", have, want)
+	}
+	if r := tc.Do("GET", "{t}s"); r != "$1\r\nv\r\n" {
+		t.Errorf("GET on Shoal = %q", r)
+	}
+	if r := tc.Do("PTTL", "{t}l"); !between(r, 90000, 100000) {
+		t.Errorf("PTTL on Shoal = %q, want about 100000", r)
+	}
+	if info := tc.Do("INFO", "commandstats"); !strings.Contains(info, "cmdstat_restore-asking:calls=2,") {
+		t.Errorf("Shoal's commandstats show no two RESTORE-ASKING: %q", info)
+	}
+}
+
+// TestMigrateOfAClientThatLeft: a client that disconnects while the target
+// works does not undo the migration: the key the target restored is
+// deleted, and the server goes on.
+func TestMigrateOfAClientThatLeft(t *testing.T) {
+	addr, release, got := heldTarget(t)
+	host, port := hostPort(t, addr)
+	srv := startShoal(t, kv.Options{}, eventloop.Options{})
+	c, other := dialRaw(t, srv.addr), dialRaw(t, srv.addr)
+	c.Do("SET", "a", "1")
+	c.Send(encodeCommand([]string{"MIGRATE", host, port, "a", "0", "5000"}))
+	<-got
+	c.C.Close()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for other.Do("EXISTS", "a") != ":0\r\n" {
+		if time.Now().After(deadline) {
+			t.Fatal("the migrated key is still here")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := other.Do("INFO", "clients"); !strings.Contains(r, "blocked_clients:0\r\n") {
+		t.Errorf("INFO clients after the migration: %q", r)
+	}
+}
+
+// TestMigrateUnderClientReplyOff: the parked MIGRATE's reply is dropped
+// as any other under CLIENT REPLY OFF and SKIP.
+func TestMigrateUnderClientReplyOff(t *testing.T) {
+	target := startRedis(t)
+	host, port := hostPort(t, target)
+	c := dialRaw(t, startShoal(t, kv.Options{}, eventloop.Options{}).addr)
+	c.Do("MSET", "a", "1", "b", "2")
+	c.Send(encodeCommand([]string{"CLIENT", "REPLY", "SKIP"}))
+	c.Send(encodeCommand([]string{"MIGRATE", host, port, "a", "0", "5000"}))
+	if r := c.Do("EXISTS", "a"); r != ":0\r\n" {
+		t.Errorf("EXISTS a after a skipped MIGRATE's reply = %q", r)
+	}
+	c.Send(encodeCommand([]string{"CLIENT", "REPLY", "OFF"}))
+	c.Send(encodeCommand([]string{"MIGRATE", host, port, "b", "0", "5000"}))
+	if r := c.Do("CLIENT", "REPLY", "ON"); r != "+OK\r\n" {
+		t.Errorf("CLIENT REPLY ON after a MIGRATE with replies off = %q", r)
+	}
+}
+
+// between reports whether an integer reply is in [lo, hi].
+func between(reply string, lo, hi int) bool {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n"))
+	return err == nil && n >= lo && n <= hi
+}
