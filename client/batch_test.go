@@ -17,10 +17,7 @@ func TestCallsMadeDuringAWriteGoOutInOneWrite(t *testing.T) {
 	c := newClient(t, Options{Addr: addr, Conns: 1, Dialer: countingDialer(&writes, hold)})
 	ctx := context.Background()
 	writes.Store(0)
-	hold.arm()
-	first := make(chan error)
-	go func() { first <- c.Set(ctx, "batch:first", []byte("1")) }()
-	<-hold.entered
+	first := hold.holdFirst(func() error { return c.Set(ctx, "batch:first", []byte("1")) })
 	const n = 100
 	wait := inGoroutines(n, func(i int) error { return c.Set(ctx, key("batch", i), []byte(fmt.Sprint(i))) })
 	waitQueued(t, c, n)
@@ -83,10 +80,7 @@ func TestWritesAreBoundedByMaxBatchBytes(t *testing.T) {
 	c := newClient(t, Options{Addr: addr, Conns: 1, MaxBatchBytes: 512, Dialer: countingDialer(&writes, hold)})
 	ctx := context.Background()
 	writes.Store(0)
-	hold.arm()
-	first := make(chan error)
-	go func() { first <- c.Set(ctx, "bound:first", []byte("1")) }()
-	<-hold.entered
+	first := hold.holdFirst(func() error { return c.Set(ctx, "bound:first", []byte("1")) })
 	const n = 100 // ~40 bytes each: ~8 writes
 	wait := inGoroutines(n, func(i int) error { return c.Set(ctx, key("bound", i), []byte("0123456789")) })
 	waitQueued(t, c, n)

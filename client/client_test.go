@@ -211,8 +211,8 @@ func TestNewReportsHandshakeAndDialFailures(t *testing.T) {
 	srv := servers(t)
 	// Nothing listening.
 	ln := startScripted(t, func(int64, []string) []byte { return nil })
-	dead := ln.addr()
-	ln.ln.Close()
+	dead := ln.Addr()
+	ln.Close()
 	if _, err := New(Options{Addr: dead, DialTimeout: time.Second}); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("New to a closed port: err %v, want connection refused", err)
 	}

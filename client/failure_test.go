@@ -18,6 +18,7 @@ import (
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/internal/redistest"
+	"github.com/shoalkv/shoal/internal/tcptest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/resp"
 	edge "github.com/shoalkv/shoal/server"
@@ -40,7 +41,7 @@ func TestCancelledCallReturnsAtOnceAndItsReplyIsDropped(t *testing.T) {
 		}
 		return echoKey(args)
 	})
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 1})
+	c := newClient(t, Options{Addr: srv.Addr(), Conns: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	dst := make([]byte, 0, 16)
@@ -75,11 +76,8 @@ func TestCallCancelledBeforeItIsWrittenIsNeverSent(t *testing.T) {
 	})
 	var writes atomic.Int64
 	hold := newHoldGate()
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, Dialer: countingDialer(&writes, hold)})
-	hold.arm()
-	first := make(chan error)
-	go func() { _, err := c.Get(context.Background(), "first"); first <- err }()
-	<-hold.entered // the first call's writer is stuck in its write
+	c := newClient(t, Options{Addr: srv.Addr(), Conns: 1, Dialer: countingDialer(&writes, hold)})
+	first := hold.holdFirst(func() error { _, err := c.Get(context.Background(), "first"); return err })
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error)
 	go func() { _, err := c.Get(ctx, "cancelled"); second <- err }()
@@ -399,14 +397,14 @@ func TestReadTimeoutFailsTheConnectionAndItReconnects(t *testing.T) {
 		}
 		return echoKey(args)
 	})
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, ReadTimeout: 100 * time.Millisecond, MinBackoff: time.Millisecond})
+	c := newClient(t, Options{Addr: srv.Addr(), Conns: 1, ReadTimeout: 100 * time.Millisecond, MinBackoff: time.Millisecond})
 	_, err := c.Get(context.Background(), "k")
 	var ce *ConnError
 	if !errors.As(err, &ce) || !errors.Is(err, os.ErrDeadlineExceeded) || !strings.Contains(err.Error(), "ReadTimeout") {
 		t.Fatalf("Get from a server that never answers: err %v, want a *ConnError wrapping os.ErrDeadlineExceeded", err)
 	}
 	answer.Store(true)
-	eventually(t, 10*time.Second, "a reconnection", func() bool { return srv.accepts.Load() >= 2 })
+	eventually(t, 10*time.Second, "a reconnection", func() bool { return srv.Accepted() >= 2 })
 	eventually(t, 10*time.Second, "a call to succeed", func() bool {
 		v, err := c.Get(context.Background(), "k")
 		return err == nil && string(v) == "k"
@@ -422,7 +420,7 @@ func TestCloseFailsWaitingCallsWithErrClosed(t *testing.T) {
 		got.Add(1)
 		return nil
 	})
-	c, err := New(Options{Addr: srv.addr(), Conns: 1})
+	c, err := New(Options{Addr: srv.Addr(), Conns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +448,7 @@ func TestPushMessagesAreNotTakenForReplies(t *testing.T) {
 		attr := "|1\r\n+ttl\r\n:3\r\n"
 		return append([]byte(push+attr), resp.AppendBulkString(nil, args[1])...)
 	})
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 1})
+	c := newClient(t, Options{Addr: srv.Addr(), Conns: 1})
 	for _, k := range []string{"a", "b", "c"} {
 		if v, err := c.Get(context.Background(), k); err != nil || string(v) != k {
 			t.Fatalf("Get(%q) = %q, %v", k, v, err)
@@ -465,7 +463,7 @@ func TestAReplyNobodyAskedForFailsTheConnection(t *testing.T) {
 		}
 		return []byte("+OK\r\n+EXTRA\r\n")
 	})
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, MinBackoff: time.Hour, DialTimeout: 200 * time.Millisecond, ReadTimeout: 100 * time.Millisecond})
+	c := newClient(t, Options{Addr: srv.Addr(), Conns: 1, MinBackoff: time.Hour, DialTimeout: 200 * time.Millisecond, ReadTimeout: 100 * time.Millisecond})
 	if err := c.Set(context.Background(), "k", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +480,7 @@ func TestAReplyNobodyAskedForFailsTheConnection(t *testing.T) {
 
 // closingIdle is a scripted server that closes a connection once it has been
 // idle for d.
-func closingIdle(t *testing.T, d time.Duration) *scriptedServer {
+func closingIdle(t *testing.T, d time.Duration) *tcptest.Server {
 	return startScriptedIdle(t, func(_ int64, args []string) []byte { return echoKey(args) }, d)
 }
 
@@ -491,12 +489,12 @@ func TestAServerClosingIdleConnectionsIsNoticedInTheBackground(t *testing.T) {
 	t.Cleanup(func() { idleCheckEvery = restore }) // after the client's Close
 	idleCheckEvery = 20 * time.Millisecond
 	srv := closingIdle(t, 100*time.Millisecond)
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 2, MinBackoff: time.Millisecond})
+	c := newClient(t, Options{Addr: srv.Addr(), Conns: 2, MinBackoff: time.Millisecond})
 	if v, err := c.Get(context.Background(), "a"); err != nil || string(v) != "a" {
 		t.Fatalf("Get = %q, %v", v, err)
 	}
 	// Both connections are closed by the server and re-dialled with no call made.
-	eventually(t, 10*time.Second, "reconnections", func() bool { return srv.accepts.Load() >= 4 })
+	eventually(t, 10*time.Second, "reconnections", func() bool { return srv.Accepted() >= 4 })
 }
 
 func TestACallAfterTheServerClosedIdleConnectionsWaitsForTheReconnection(t *testing.T) {
@@ -504,7 +502,7 @@ func TestACallAfterTheServerClosedIdleConnectionsWaitsForTheReconnection(t *test
 	t.Cleanup(func() { idleCheckEvery, staleAfter = d, s })     // after the client's Close
 	idleCheckEvery, staleAfter = time.Hour, 50*time.Millisecond // only the call notices
 	srv := closingIdle(t, 300*time.Millisecond)                 // ample for a new connection's first call
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 2, MinBackoff: time.Millisecond})
+	c := newClient(t, Options{Addr: srv.Addr(), Conns: 2, MinBackoff: time.Millisecond})
 	for i := 0; i < 3; i++ {
 		time.Sleep(700 * time.Millisecond) // the server closes both connections
 		k := fmt.Sprint("k", i)
@@ -537,8 +535,8 @@ func TestCallsGoToTheConnectionsThatAreUp(t *testing.T) {
 
 func TestDialTimeoutBoundsTheHandshake(t *testing.T) {
 	srv := startScripted(t, func(int64, []string) []byte { return nil }) // never answers
-	_, err := New(Options{Addr: srv.addr(), DialTimeout: 200 * time.Millisecond})
-	if !errors.Is(err, os.ErrDeadlineExceeded) || !strings.Contains(err.Error(), "PING handshake with "+srv.addr()) {
+	_, err := New(Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !strings.Contains(err.Error(), "PING handshake with "+srv.Addr()) {
 		t.Fatalf("New against a server that never answers: err %v, want a handshake timeout", err)
 	}
 }
@@ -550,13 +548,13 @@ func TestNegativeReadTimeoutNeverDeclaresTheConnectionDead(t *testing.T) {
 		}
 		return nil // never answers a call
 	})
-	c := newClient(t, Options{Addr: srv.addr(), Conns: 1, ReadTimeout: -1})
+	c := newClient(t, Options{Addr: srv.Addr(), Conns: 1, ReadTimeout: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	if _, err := c.Get(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v, want the context's DeadlineExceeded, not a ReadTimeout", err)
 	}
-	if n := srv.accepts.Load(); n != 1 {
+	if n := srv.Accepted(); n != 1 {
 		t.Fatalf("%d connections accepted, want 1 (no reconnection)", n)
 	}
 }

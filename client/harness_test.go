@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/internal/shoaltest"
+	"github.com/shoalkv/shoal/internal/tcptest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -113,6 +114,16 @@ func (h *holdGate) writeSizes() []int {
 // arm makes the next write (after the handshake) wait for release.
 func (h *holdGate) arm() { h.armed.Store(true) }
 
+// holdFirst arms the gate and makes call in a goroutine of its own; it
+// returns once call's write is held, with where call's error will arrive.
+func (h *holdGate) holdFirst(call func() error) <-chan error {
+	h.arm()
+	first := make(chan error, 1)
+	go func() { first <- call() }()
+	<-h.entered
+	return first
+}
+
 // countingDialer dials TCP and wraps each connection in a countingConn.
 func countingDialer(writes *atomic.Int64, hold *holdGate) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -125,67 +136,21 @@ func countingDialer(writes *atomic.Int64, hold *holdGate) func(ctx context.Conte
 	}
 }
 
-// scriptedServer is a fake server for what a real one cannot be made to do
-// on cue: it parses commands and answers each through a function, which may
-// block, delay or send raw bytes.
-type scriptedServer struct {
-	ln        net.Listener
-	accepts   atomic.Int64
-	wg        sync.WaitGroup
-	closeIdle time.Duration // if set, close connections idle that long
-}
-
-// startScripted serves each command by calling answer(conn index, args),
-// writing what it returns. A nil return sends nothing.
-func startScripted(t testing.TB, answer func(n int64, args []string) []byte) *scriptedServer {
+// startScripted starts a fake server for what a real one cannot be made to
+// do on cue: it parses commands and serves each by calling answer(conn
+// index, args), writing what it returns, which may block, delay or send raw
+// bytes. A nil return sends nothing.
+func startScripted(t testing.TB, answer func(n int64, args []string) []byte) *tcptest.Server {
 	t.Helper()
 	return startScriptedIdle(t, answer, 0)
 }
 
 // startScriptedIdle is startScripted with connections closed by the server
 // once idle for closeIdle (if not 0).
-func startScriptedIdle(t testing.TB, answer func(n int64, args []string) []byte, closeIdle time.Duration) *scriptedServer {
+func startScriptedIdle(t testing.TB, answer func(n int64, args []string) []byte, closeIdle time.Duration) *tcptest.Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &scriptedServer{ln: ln, closeIdle: closeIdle}
-	var mu sync.Mutex
-	var conns []net.Conn
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n := s.accepts.Add(1)
-			mu.Lock()
-			conns = append(conns, nc)
-			mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				serveScripted(nc, n, answer, s.closeIdle)
-				nc.Close()
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
+	return tcptest.Serve(t, func(nc net.Conn, n int64) { serveScripted(nc, n, answer, closeIdle) })
 }
-
-func (s *scriptedServer) addr() string { return s.ln.Addr().String() }
 
 func serveScripted(nc net.Conn, n int64, answer func(int64, []string) []byte, closeIdle time.Duration) {
 	var p resp.Parser

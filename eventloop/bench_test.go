@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoalkv/shoal/internal/tcptest"
 )
 
 // The benchmarks' clients can run in a child process (this test binary,
@@ -76,43 +78,13 @@ func BenchmarkPipelinedEcho(b *testing.B) {
 	}
 }
 
-// netServer is the goroutine-per-connection baseline: bufio in and out,
+// startNetServer starts the goroutine-per-connection baseline: bufio in and out,
 // flushing when the input runs dry, as a careful net server does.
-type netServer struct {
-	ln    net.Listener
-	conns atomic.Int64
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	open  []net.Conn
+func startNetServer(b *testing.B) *tcptest.Server {
+	return tcptest.Serve(b, func(c net.Conn, _ int64) { serveNet(c) })
 }
 
-func startNetServer(b *testing.B) *netServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ns := &netServer{ln: ln}
-	ns.wg.Add(1)
-	go func() {
-		defer ns.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			ns.mu.Lock()
-			ns.open = append(ns.open, c)
-			ns.mu.Unlock()
-			ns.conns.Add(1)
-			ns.wg.Add(1)
-			go ns.serve(c)
-		}
-	}()
-	return ns
-}
-
-func (ns *netServer) serve(c net.Conn) {
-	defer ns.wg.Done()
+func serveNet(c net.Conn) {
 	r, w := bufio.NewReader(c), bufio.NewWriter(c)
 	for {
 		line, err := r.ReadSlice('\n')
@@ -128,16 +100,6 @@ func (ns *netServer) serve(c net.Conn) {
 			}
 		}
 	}
-}
-
-func (ns *netServer) close() {
-	ns.ln.Close()
-	ns.mu.Lock()
-	for _, c := range ns.open {
-		c.Close()
-	}
-	ns.mu.Unlock()
-	ns.wg.Wait()
 }
 
 func rssBytes(b *testing.B) int64 {
@@ -265,8 +227,8 @@ func BenchmarkIdleConnMemory(b *testing.B) {
 	b.Run("net", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			ns := startNetServer(b)
-			measure(b, ns.ln.Addr().String(), func() bool { return ns.conns.Load() == n })
-			ns.close()
+			measure(b, ns.Addr(), func() bool { return ns.Accepted() == n })
+			ns.Close()
 		}
 	})
 }
@@ -311,8 +273,8 @@ func BenchmarkPipelinedThroughput(b *testing.B) {
 	})
 	b.Run("net", func(b *testing.B) {
 		ns := startNetServer(b)
-		defer ns.close()
+		defer ns.Close()
 		b.ReportAllocs()
-		run(b, ns.ln.Addr().String())
+		run(b, ns.Addr())
 	})
 }

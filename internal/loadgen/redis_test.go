@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shoalkv/shoal/internal/redistest"
+	"github.com/shoalkv/shoal/internal/tcptest"
 
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -50,21 +51,7 @@ func redisDo(t testing.TB, addr string, args ...string) string {
 // connection to serve, each in a goroutine of its own. It returns the address.
 func fakeServer(t testing.TB, serve func(c net.Conn)) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go serve(c)
-		}
-	}()
-	return l.Addr().String()
+	return tcptest.Serve(t, func(c net.Conn, _ int64) { serve(c) }).Addr()
 }
 
 // infoField reads one numeric field of INFO from the server.

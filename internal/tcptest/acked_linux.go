@@ -1,5 +1,3 @@
-// Package tcptest holds what tests need to know about a TCP connection
-// beyond what net.Conn says.
 package tcptest
 
 import (

@@ -9,55 +9,30 @@ import (
 	"net"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/shoalkv/shoal/internal/tcptest"
 )
 
 // replyServer is a tiny RESP server on loopback that answers each command
 // with a canned reply encoded by this package. It parses what go-redis sends
 // with Parser, so it also checks the parser against a real client's writer.
 type replyServer struct {
-	ln      net.Listener
+	*tcptest.Server
 	replies map[string][]byte
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   []net.Conn
 }
 
 func startReplyServer(t *testing.T, replies map[string][]byte) *replyServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &replyServer{ln: ln, replies: replies}
-	s.wg.Add(1)
-	go s.accept(t)
-	t.Cleanup(s.close)
+	s := &replyServer{replies: replies}
+	s.Server = tcptest.Serve(t, func(c net.Conn, _ int64) { s.serve(t, c) })
 	return s
 }
 
-func (s *replyServer) accept(t *testing.T) {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		s.conns = append(s.conns, c)
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go s.serve(t, c)
-	}
-}
-
 func (s *replyServer) serve(t *testing.T, c net.Conn) {
-	defer s.wg.Done()
-	defer c.Close()
 	var p Parser
 	var in, out []byte
 	chunk := make([]byte, 4096)
@@ -108,16 +83,6 @@ func (s *replyServer) answer(out []byte, args [][]byte) []byte {
 		return append(out, r...)
 	}
 	return AppendError(out, "ERR unknown command '"+string(args[0])+"'")
-}
-
-func (s *replyServer) close() {
-	s.ln.Close()
-	s.mu.Lock()
-	for _, c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
 }
 
 func concat(parts ...[]byte) []byte {
@@ -175,7 +140,7 @@ func TestGoRedisReadsWriterOutput(t *testing.T) {
 	srv := startReplyServer(t, replies)
 	for _, protocol := range []int{2, 3} {
 		rdb := redis.NewClient(&redis.Options{
-			Addr: srv.ln.Addr().String(), Protocol: protocol, DisableIdentity: true,
+			Addr: srv.Addr(), Protocol: protocol, DisableIdentity: true,
 			PoolSize: 1, ReadTimeout: 5 * time.Second, MaxRetries: -1,
 		})
 		ctx := context.Background()
@@ -237,7 +202,7 @@ func TestGoRedisParsesDoublesExactly(t *testing.T) {
 		replies["B"+string(rune('A'+i))] = AppendFloatBulk(nil, v)
 	}
 	srv := startReplyServer(t, replies)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.ln.Addr().String(), Protocol: 3, DisableIdentity: true, PoolSize: 1})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 3, DisableIdentity: true, PoolSize: 1})
 	defer rdb.Close()
 	for i, v := range values {
 		for _, prefix := range []string{"D", "B"} {
