@@ -1,7 +1,6 @@
 package eventloop
 
 import (
-	"bytes"
 	"errors"
 	"net"
 	"testing"
@@ -100,31 +99,7 @@ func TestShutdownKeepsAsyncRepliesOfDrainingConns(t *testing.T) {
 		}
 		return <-closing
 	})
-	if err := c.AsyncWrite([]byte("async tail\n")); err != nil {
-		t.Fatalf("AsyncWrite while draining: %v", err)
-	}
-	wrote := make(chan error, 1)
-	if err := c.Execute(func(c *Conn) { _, err := c.WriteString("execute tail\n"); wrote <- err }); err != nil {
-		t.Fatalf("Execute while draining: %v", err)
-	}
-	if err := <-wrote; err != nil {
-		t.Fatalf("Write inside Execute while draining: %v", err)
-	}
-	got := readToEOF(t, client)
-	want := string(bytes.Repeat([]byte{'6'}, size-1)) + "\nasync tail\nexecute tail\n"
-	if string(got) != want {
-		tail := got
-		if len(tail) > 40 {
-			tail = tail[len(tail)-40:]
-		}
-		t.Fatalf("peer got %d bytes ending %q, want %d ending with both tails", len(got), tail, len(want))
-	}
-	if err := <-shut; err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	if err := c.AsyncWrite([]byte("x")); !errors.Is(err, ErrConnClosed) && !errors.Is(err, ErrServerClosed) {
-		t.Fatalf("AsyncWrite after shutdown: %v", err)
-	}
+	expectTailsAfterDrain(t, c, client, shut, size)
 }
 
 // TestQueuedTasksOfResetConnMissNewConnOnSameFd: a connection is reset

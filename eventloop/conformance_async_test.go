@@ -343,27 +343,7 @@ func TestConformShutdownKeepsAsyncRepliesOfDrainingConns(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		shut := shutdownInBackground(s, 20*time.Second)
 		time.Sleep(50 * time.Millisecond) // the drain has begun; the reply is still backed up
-		if err := c.AsyncWrite([]byte("async tail\n")); err != nil {
-			t.Fatalf("AsyncWrite while draining: %v", err)
-		}
-		wrote := make(chan error, 1)
-		if err := c.Execute(func(c *eventloop.Conn) { _, err := c.WriteString("execute tail\n"); wrote <- err }); err != nil {
-			t.Fatalf("Execute while draining: %v", err)
-		}
-		if err := <-wrote; err != nil {
-			t.Fatalf("Write inside Execute while draining: %v", err)
-		}
-		got := readToEOF(t, client)
-		want := string(bytes.Repeat([]byte{'6'}, size-1)) + "\nasync tail\nexecute tail\n"
-		if string(got) != want {
-			t.Fatalf("peer got %d bytes ending %q, want %d ending with both tails", len(got), got[max(0, len(got)-30):], len(want))
-		}
-		if err := <-shut; err != nil {
-			t.Fatalf("Shutdown: %v", err)
-		}
-		if err := c.AsyncWrite([]byte("x")); !errors.Is(err, eventloop.ErrConnClosed) && !errors.Is(err, eventloop.ErrServerClosed) {
-			t.Fatalf("AsyncWrite after shutdown: %v", err)
-		}
+		expectTailsAfterDrain(t, c, client, shut, size)
 	})
 }
 

@@ -54,18 +54,19 @@ func (e engineCase) newServer(t testing.TB, h eventloop.Handler, o eventloop.Opt
 
 // Helpers shared with the package's own tests (export_test.go).
 var (
-	dialServer           = eventloop.Dial
-	readFull             = eventloop.ReadN
-	eventually           = eventloop.WaitFor
-	kiloRequests         = eventloop.KiloRequests
-	readKilo             = eventloop.ReadKiloReplies
-	numberedLines        = eventloop.NumberedLines
-	eachLine             = eventloop.EachLine
-	stall                = eventloop.StallLoop
-	cpuTime              = eventloop.CPUTime
-	shutdownInBackground = eventloop.ShutdownInBackground
-	readToEOF            = eventloop.ReadToEOF
-	expectEOF            = eventloop.ExpectEOF
+	dialServer            = eventloop.Dial
+	readFull              = eventloop.ReadN
+	eventually            = eventloop.WaitFor
+	kiloRequests          = eventloop.KiloRequests
+	readKilo              = eventloop.ReadKiloReplies
+	numberedLines         = eventloop.NumberedLines
+	eachLine              = eventloop.EachLine
+	stall                 = eventloop.StallLoop
+	shutdownInBackground  = eventloop.ShutdownInBackground
+	readToEOF             = eventloop.ReadToEOF
+	expectEOF             = eventloop.ExpectEOF
+	cpuTime               = eventloop.CPUTime
+	expectTailsAfterDrain = eventloop.ExpectTailsAfterDrain
 )
 
 // recorder keeps what OnOpen and OnClose saw, and hands each new *Conn to

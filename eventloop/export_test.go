@@ -4,22 +4,23 @@ package eventloop
 // with this package's own tests: one test binary holds both, so one copy
 // serves.
 var (
-	StartServer          = startServer
-	NewStartedServer     = newStartedServer
-	Dial                 = dial
-	ReadN                = readN
-	WaitFor              = waitFor
-	ServeKilo            = serveKilo
-	ServeSized           = serveSized
-	KiloRequests         = kiloRequests
-	ReadKiloReplies      = readKiloReplies
-	NumberedLines        = numberedLines
-	EachLine             = eachLine
-	CPUTime              = cpuTime
-	StallLoop            = stallLoop
-	ShutdownInBackground = shutdownInBackground
-	ReadToEOF            = readToEOF
-	ExpectEOF            = expectEOF
+	StartServer           = startServer
+	NewStartedServer      = newStartedServer
+	Dial                  = dial
+	ReadN                 = readN
+	WaitFor               = waitFor
+	ServeKilo             = serveKilo
+	ServeSized            = serveSized
+	KiloRequests          = kiloRequests
+	ReadKiloReplies       = readKiloReplies
+	NumberedLines         = numberedLines
+	EachLine              = eachLine
+	CPUTime               = cpuTime
+	StallLoop             = stallLoop
+	ShutdownInBackground  = shutdownInBackground
+	ReadToEOF             = readToEOF
+	ExpectEOF             = expectEOF
+	ExpectTailsAfterDrain = expectTailsAfterDrain
 )
 
 // CloseLog is the OnClose that records each close's error.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -145,6 +146,36 @@ func readToEOF(t testing.TB, c net.Conn) []byte {
 		t.Fatalf("want a clean EOF, got %v after %d bytes", err, len(rest))
 	}
 	return rest
+}
+
+// expectTailsAfterDrain: c is draining under the Shutdown whose result
+// comes on shut, its peer client not yet reading a reply of replySize bytes
+// of '6' (ServeSized's). An AsyncWrite and a write inside Execute made now
+// are accepted and reach the peer after that reply, before the close; after
+// the Shutdown, AsyncWrite is refused.
+func expectTailsAfterDrain(t testing.TB, c *Conn, client net.Conn, shut <-chan error, replySize int) {
+	t.Helper()
+	if err := c.AsyncWrite([]byte("async tail\n")); err != nil {
+		t.Fatalf("AsyncWrite while draining: %v", err)
+	}
+	wrote := make(chan error, 1)
+	if err := c.Execute(func(c *Conn) { _, err := c.WriteString("execute tail\n"); wrote <- err }); err != nil {
+		t.Fatalf("Execute while draining: %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("Write inside Execute while draining: %v", err)
+	}
+	got := readToEOF(t, client)
+	want := string(bytes.Repeat([]byte{'6'}, replySize-1)) + "\nasync tail\nexecute tail\n"
+	if string(got) != want {
+		t.Fatalf("peer got %d bytes ending %q, want %d ending with both tails", len(got), got[max(0, len(got)-40):], len(want))
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := c.AsyncWrite([]byte("x")); !errors.Is(err, ErrConnClosed) && !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("AsyncWrite after shutdown: %v", err)
+	}
 }
 
 // readN reads exactly n bytes or fails the test after a generous deadline.
