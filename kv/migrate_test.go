@@ -444,11 +444,15 @@ func TestMigrateLogsDel(t *testing.T) {
 		s := startAOF(t, policy)
 		c := dialRaw(t, s.addr)
 		c.Do("MSET", "a", "1", "b", "2", "c", "3")
+		c.Do("SET", "d", "4")
 		for _, cmd := range [][]string{
 			{"MIGRATE", host, port, "", "0", "5000", "REPLACE", "KEYS", "a", "b", "none"},
 			{"MIGRATE", host, port, "c", "0", "5000", "COPY", "REPLACE"},
+			{"MULTI"},
+			{"MIGRATE", host, port, "d", "0", "5000", "REPLACE"},
+			{"EXEC"},
 		} {
-			if r := c.Do(cmd...); r != "+OK\r\n" {
+			if r := c.Do(cmd...); r[0] == '-' {
 				t.Fatalf("%q: %q", cmd, r)
 			}
 		}
@@ -456,8 +460,11 @@ func TestMigrateLogsDel(t *testing.T) {
 		if !strings.Contains(log, "*3 $3 DEL $1 a $1 b ") || strings.Contains(strings.ToUpper(log), "MIGRATE") {
 			t.Errorf("%s: the log %q, want DEL a b and no MIGRATE", policy, log)
 		}
+		if !strings.Contains(log, "*1 $5 MULTI *2 $3 DEL $1 d *1 $4 EXEC ") {
+			t.Errorf("%s: the log %q, want DEL d inside MULTI/EXEC", policy, log)
+		}
 		s = s.restart(t)
-		if r := dialRaw(t, s.addr).Do("MGET", "a", "b", "c"); r != "*3\r\n$-1\r\n$-1\r\n$1\r\n3\r\n" {
+		if r := dialRaw(t, s.addr).Do("MGET", "a", "b", "c", "d"); r != "*4\r\n$-1\r\n$-1\r\n$1\r\n3\r\n$-1\r\n" {
 			t.Errorf("%s: after a restart MGET a b c = %q", policy, r)
 		}
 	}
@@ -550,4 +557,119 @@ func TestMigrateUnderClientReplyOff(t *testing.T) {
 func between(reply string, lo, hi int) bool {
 	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n"))
 	return err == nil && n >= lo && n <= hi
+}
+
+// scriptedTarget accepts connections one after another and answers the
+// i-th command it reads (counted over all of them) with answer(i, cmd);
+// an empty answer closes the connection instead.
+func scriptedTarget(t *testing.T, answer func(i int, cmd string) string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+	go func() {
+		defer close(done)
+		i := 0
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			rd := bufio.NewReader(c)
+			for {
+				var sb strings.Builder
+				if err := readReply(rd, &sb); err != nil {
+					break
+				}
+				a := answer(i, sb.String())
+				i++
+				if a == "" {
+					break
+				}
+				if _, err := c.Write([]byte(a)); err != nil {
+					break
+				}
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestMigrateTargetFailsMidway: a target that restores the first key and
+// then drops the connection: the first key is gone here, the other kept,
+// and the reply is Redis's IOERR; a target that closes before answering
+// anything gets one retry on a fresh connection. Compared with
+// redis-server as the source against the same scripted targets.
+func TestMigrateTargetFailsMidway(t *testing.T) {
+	ref := dialRaw(t, startRedis(t))
+	ours := dialRaw(t, startShoal(t, kv.Options{}, eventloop.Options{}).addr)
+	for _, tc := range []struct {
+		name   string
+		answer func(i int, cmd string) string
+	}{
+		{"after one restore", func(i int, _ string) string {
+			if i < 2 { // SELECT, the first RESTORE
+				return "+OK\r\n"
+			}
+			return ""
+		}},
+		{"closes once", func(i int, _ string) string {
+			if i == 0 {
+				return ""
+			}
+			return "+OK\r\n"
+		}},
+		{"always closes", func(int, string) string { return "" }},
+		{"a long error", func(int, string) string { return "-ERR " + strings.Repeat("x", 3000) + "\r\n" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var replies [2]string
+			for j, src := range []*rawConn{ref, ours} {
+				host, port := hostPort(t, scriptedTarget(t, tc.answer))
+				src.Do("MSET", "a", "1", "b", "2")
+				replies[j] = src.Do("MIGRATE", host, port, "", "0", "2000", "KEYS", "a", "b") +
+					src.Do("EXISTS", "a") + src.Do("EXISTS", "b")
+				src.Do("DEL", "a", "b")
+			}
+			if replies[0] != replies[1] {
+				t.Errorf("redis-server %q, shoal %q", replies[0], replies[1])
+			}
+		})
+	}
+}
+
+// TestMigrateReusesItsConnection: a second MIGRATE to the same target
+// uses the cached connection without a SELECT; when the target has
+// closed that connection, MIGRATE retries on a fresh one and succeeds.
+func TestMigrateReusesItsConnection(t *testing.T) {
+	target := startRedis(t)
+	tc := dialRaw(t, target)
+	host, port := hostPort(t, target)
+	c := dialRaw(t, startShoal(t, kv.Options{}, eventloop.Options{}).addr)
+	c.Do("MSET", "a", "1", "b", "2", "c", "3")
+	for _, k := range []string{"a", "b"} {
+		if r := c.Do("MIGRATE", host, port, k, "0", "5000"); r != "+OK\r\n" {
+			t.Fatalf("MIGRATE %s: %q", k, r)
+		}
+	}
+	stats := tc.Do("INFO", "commandstats")
+	if !strings.Contains(stats, "cmdstat_select:calls=1,") || !strings.Contains(stats, "cmdstat_restore:calls=2,") {
+		t.Errorf("the target's commandstats after two MIGRATEs: %q", stats)
+	}
+	if r := tc.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); r != ":1\r\n" {
+		t.Fatalf("CLIENT KILL of the migrating connection: %q", r)
+	}
+	if r := c.Do("MIGRATE", host, port, "c", "0", "5000"); r != "+OK\r\n" {
+		t.Errorf("MIGRATE after the target closed the cached connection: %q", r)
+	}
+	if r := tc.Do("MGET", "a", "b", "c"); r != "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n" {
+		t.Errorf("MGET on the target: %q", r)
+	}
 }
