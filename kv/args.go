@@ -141,6 +141,21 @@ func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errTex
 	return cond, xx && lt, ""
 }
 
+// parsePopCount reads the count of LPOP, RPOP, SPOP, ZPOPMIN and ZPOPMAX
+// (key [count]): -1 when there is none. One that is negative or not an
+// integer is answered with Redis's error and reported false.
+func parsePopCount(cl *client, args [][]byte) (int64, bool) {
+	if len(args) < 3 {
+		return -1, true
+	}
+	n, ok := ascii.ParseInt(args[2])
+	if !ok || n < 0 {
+		cl.writeError(errMustBePositive)
+		return 0, false
+	}
+	return n, true
+}
+
 // parseIntPair reads the two integers of LRANGE, LTRIM, GETRANGE and
 // ZREMRANGEBYRANK; when either is not one, it answers cl with Redis's
 // not-an-integer error and reports false.

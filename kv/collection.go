@@ -26,6 +26,19 @@ func viewCollection[T store.Object](cl *client, key []byte, kind store.Kind, fn 
 	return true
 }
 
+// writeLength is HLEN, LLEN, SCARD and ZCARD: the number of elements of
+// key's collection, 0 when it is missing.
+func writeLength(cl *client, key []byte, kind store.Kind) {
+	n := 0
+	if viewCollection(cl, key, kind, func(c store.Object) {
+		if c != nil {
+			n = c.Len()
+		}
+	}) {
+		cl.writeInt(int64(n))
+	}
+}
+
 // removeMembers is HDEL, SREM, ZREM, LREM and the ZREMRANGEBY commands: remove
 // takes elements out of key's collection (which exists) and says how many.
 // The reply is that count; when it is not 0, event is announced in class,

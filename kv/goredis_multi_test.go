@@ -21,9 +21,8 @@ import (
 // TestGoRedisTxPipelined: go-redis's MULTI/EXEC pipeline, with a command
 // that fails at run time answering its own error and the others running.
 func TestGoRedisTxPipelined(t *testing.T) {
-	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
 	ctx := context.Background()
-	forEachProtocol(t, redis.Options{Addr: srv.addr}, func(t *testing.T, rdb *redis.Client, proto int) {
+	forEachProtocolOnShoal(t, func(t *testing.T, rdb *redis.Client, proto int) {
 		if err := rdb.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -198,29 +198,27 @@ func cmdHSetNX(h *Handler, cl *client, args [][]byte) {
 	}
 }
 
-func cmdHGet(h *Handler, cl *client, args [][]byte) {
-	h.viewHash(cl, args[1], func(hs *store.Hash) {
-		if hs != nil {
-			if v, ok := hs.Get(args[2]); ok {
-				cl.writeBulk(v)
-				return
-			}
-		}
-		cl.writeNull()
-	})
-}
+func cmdHGet(h *Handler, cl *client, args [][]byte)  { h.hget(cl, args, false) }
+func cmdHMGet(h *Handler, cl *client, args [][]byte) { h.hget(cl, args, true) }
 
-func cmdHMGet(h *Handler, cl *client, args [][]byte) {
+// hget is HGET and HMGET (many: an array): the value of each field of
+// args[2:], a null for one the hash lacks.
+func (h *Handler) hget(cl *client, args [][]byte, many bool) {
 	h.viewHash(cl, args[1], func(hs *store.Hash) {
-		cl.writeArray(len(args) - 2)
+		if many {
+			cl.writeArray(len(args) - 2)
+		}
 		for _, f := range args[2:] {
+			var v []byte
+			found := false
 			if hs != nil {
-				if v, ok := hs.Get(f); ok {
-					cl.writeBulk(v)
-					continue
-				}
+				v, found = hs.Get(f)
 			}
-			cl.writeNull()
+			if found {
+				cl.writeBulk(v)
+			} else {
+				cl.writeNull()
+			}
 		}
 	})
 }
@@ -265,15 +263,7 @@ func cmdHDel(h *Handler, cl *client, args [][]byte) {
 	removeEach(cl, args[1], store.KindHash, evHash, "hdel", args[2:], (*store.Hash).Delete)
 }
 
-func cmdHLen(h *Handler, cl *client, args [][]byte) {
-	h.viewHash(cl, args[1], func(hs *store.Hash) {
-		if hs == nil {
-			cl.writeInt(0)
-			return
-		}
-		cl.writeInt(int64(hs.Len()))
-	})
-}
+func cmdHLen(_ *Handler, cl *client, args [][]byte) { writeLength(cl, args[1], store.KindHash) }
 
 func cmdHExists(h *Handler, cl *client, args [][]byte) {
 	h.viewHash(cl, args[1], func(hs *store.Hash) {

@@ -253,14 +253,9 @@ func (h *Handler) pop(cl *client, args [][]byte, front bool) {
 		cl.writeError(errWrongArgs(name))
 		return
 	}
-	count := int64(-1)
-	if len(args) == 3 {
-		n, ok := ascii.ParseInt(args[2])
-		if !ok || n < 0 {
-			cl.writeError(errMustBePositive)
-			return
-		}
-		count = n
+	count, ok := parsePopCount(cl, args)
+	if !ok {
+		return
 	}
 	found, emptied := false, false
 	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
@@ -328,16 +323,7 @@ func (h *Handler) viewList(cl *client, key []byte, fn func(l *store.List)) bool 
 	return viewCollection(cl, key, store.KindList, fn)
 }
 
-func cmdLLen(h *Handler, cl *client, args [][]byte) {
-	n := 0
-	if h.viewList(cl, args[1], func(l *store.List) {
-		if l != nil {
-			n = l.Len()
-		}
-	}) {
-		cl.writeInt(int64(n))
-	}
-}
+func cmdLLen(_ *Handler, cl *client, args [][]byte) { writeLength(cl, args[1], store.KindList) }
 
 // normalizeRange applies Redis's LRANGE/LTRIM index rules: negative
 // indexes count from the end; it reports an empty range as ok=false.
@@ -539,49 +525,34 @@ func cmdLTrim(h *Handler, cl *client, args [][]byte) {
 // cmdLPos: LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len].
 func cmdLPos(h *Handler, cl *client, args [][]byte) {
 	rank, count, maxlen := int64(1), int64(-1), int64(0)
-	for i := 3; i < len(args); i++ {
-		more := i+1 < len(args)
+	for i := 3; i < len(args); i += 2 {
+		var name string
+		var dst *int64
 		switch {
-		case more && ascii.EqualFold(args[i], "rank"):
-			i++
-			n, ok := ascii.ParseInt(args[i])
-			if !ok {
-				cl.writeError(errNotInteger)
-				return
-			}
-			if n == 0 {
-				cl.writeError("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
-				return
-			}
-			rank = n
-		case more && ascii.EqualFold(args[i], "count"):
-			i++
-			n, ok := ascii.ParseInt(args[i])
-			if !ok {
-				cl.writeError(errNotInteger)
-				return
-			}
-			if n < 0 {
-				cl.writeError("ERR COUNT can't be negative")
-				return
-			}
-			count = n
-		case more && ascii.EqualFold(args[i], "maxlen"):
-			i++
-			n, ok := ascii.ParseInt(args[i])
-			if !ok {
-				cl.writeError(errNotInteger)
-				return
-			}
-			if n < 0 {
-				cl.writeError("ERR MAXLEN can't be negative")
-				return
-			}
-			maxlen = n
-		default:
+		case ascii.EqualFold(args[i], "rank"):
+			name, dst = "RANK", &rank
+		case ascii.EqualFold(args[i], "count"):
+			name, dst = "COUNT", &count
+		case ascii.EqualFold(args[i], "maxlen"):
+			name, dst = "MAXLEN", &maxlen
+		}
+		if dst == nil || i+1 == len(args) {
 			cl.writeError(errSyntax)
 			return
 		}
+		n, ok := ascii.ParseInt(args[i+1])
+		switch {
+		case !ok:
+			cl.writeError(errNotInteger)
+			return
+		case dst == &rank && n == 0:
+			cl.writeError("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+			return
+		case dst != &rank && n < 0:
+			cl.writeError("ERR " + name + " can't be negative")
+			return
+		}
+		*dst = n
 	}
 	elem := args[2]
 	h.viewList(cl, args[1], func(l *store.List) {

@@ -136,8 +136,6 @@ func appendRewriteSet(dst, key []byte, o store.Object) []byte {
 	return b.dst
 }
 
-const errSPopCount = "ERR value is out of range, must be positive"
-
 // viewSet runs fn with key's set (nil when missing), or answers WRONGTYPE.
 func (h *Handler) viewSet(cl *client, key []byte, fn func(s *store.Set)) {
 	viewCollection(cl, key, store.KindSet, fn)
@@ -211,15 +209,7 @@ func cmdSMIsMember(h *Handler, cl *client, args [][]byte) {
 	})
 }
 
-func cmdSCard(h *Handler, cl *client, args [][]byte) {
-	h.viewSet(cl, args[1], func(s *store.Set) {
-		if s == nil {
-			cl.writeInt(0)
-			return
-		}
-		cl.writeInt(int64(s.Len()))
-	})
-}
+func cmdSCard(_ *Handler, cl *client, args [][]byte) { writeLength(cl, args[1], store.KindSet) }
 
 // cmdSPop: SPOP key [count]. What it popped is logged as SREM key members
 // (DEL key when it took the whole set), as Redis propagates it.
@@ -228,14 +218,9 @@ func cmdSPop(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errSyntax)
 		return
 	}
-	count := int64(-1)
-	if len(args) == 3 {
-		n, ok := ascii.ParseInt(args[2])
-		if !ok || n < 0 {
-			cl.writeError(errSPopCount)
-			return
-		}
-		count = n
+	count, ok := parsePopCount(cl, args)
+	if !ok {
+		return
 	}
 	rec := cl.effectScratch()
 	logged := cl.aof != nil && cl.h != nil && cl.h.aof != nil

@@ -238,7 +238,6 @@ const (
 	errZAddGTLTNX    = "ERR GT, LT, and/or NX options at the same time are not compatible"
 	errZAddIncrPairs = "ERR INCR option supports a single increment-element pair"
 	errScoreNaN      = "ERR resulting score is not a number (NaN)"
-	errMustPositive  = "ERR value is out of range, must be positive"
 	errWeightFloat   = "ERR weight value is not a float"
 )
 
@@ -436,39 +435,29 @@ func cmdZRem(h *Handler, cl *client, args [][]byte) {
 	removeEach(cl, args[1], store.KindZSet, evZSet, "zrem", args[2:], (*store.ZSet).Remove)
 }
 
-func cmdZCard(h *Handler, cl *client, args [][]byte) {
-	h.viewZSet(cl, args[1], func(z *store.ZSet) {
-		if z == nil {
-			cl.writeInt(0)
-			return
-		}
-		cl.writeInt(int64(z.Len()))
-	})
-}
+func cmdZCard(_ *Handler, cl *client, args [][]byte) { writeLength(cl, args[1], store.KindZSet) }
 
-func cmdZScore(h *Handler, cl *client, args [][]byte) {
-	h.viewZSet(cl, args[1], func(z *store.ZSet) {
-		if z != nil {
-			if s, ok := z.Score(args[2]); ok {
-				cl.writeScore(s)
-				return
-			}
-		}
-		cl.writeNull()
-	})
-}
+func cmdZScore(h *Handler, cl *client, args [][]byte)  { h.zscore(cl, args, false) }
+func cmdZMScore(h *Handler, cl *client, args [][]byte) { h.zscore(cl, args, true) }
 
-func cmdZMScore(h *Handler, cl *client, args [][]byte) {
+// zscore is ZSCORE and ZMSCORE (many: an array): the score of each member
+// of args[2:], a null for one the set lacks.
+func (h *Handler) zscore(cl *client, args [][]byte, many bool) {
 	h.viewZSet(cl, args[1], func(z *store.ZSet) {
-		cl.writeArray(len(args) - 2)
+		if many {
+			cl.writeArray(len(args) - 2)
+		}
 		for _, m := range args[2:] {
+			var s float64
+			found := false
 			if z != nil {
-				if s, ok := z.Score(m); ok {
-					cl.writeScore(s)
-					continue
-				}
+				s, found = z.Score(m)
 			}
-			cl.writeNull()
+			if found {
+				cl.writeScore(s)
+			} else {
+				cl.writeNull()
+			}
 		}
 	})
 }

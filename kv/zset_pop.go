@@ -111,13 +111,9 @@ func (h *Handler) zpopMinMax(cl *client, args [][]byte, max bool) {
 		cl.writeError(errSyntax)
 		return
 	}
-	count := int64(-1)
-	if len(args) == 3 {
-		var ok bool
-		if count, ok = parseLong(args[2]); !ok || count < 0 {
-			cl.writeError(errMustPositive)
-			return
-		}
+	count, ok := parsePopCount(cl, args)
+	if !ok {
+		return
 	}
 	// RESP3 nests the pairs only when a count was given.
 	shape := zpopShape{nested: cl.proto >= 3 && count != -1}
