@@ -22,6 +22,7 @@ import (
 
 	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/internal/tcptest"
+	"github.com/shoalkv/shoal/proto/resp"
 )
 
 // aofArgs are the flags of a shoal persisting into dir.
@@ -29,12 +30,7 @@ func aofArgs(dir, fsync string) []string {
 	return []string{"--appendonly", "yes", "--appendfsync", fsync, "--dir", dir}
 }
 
-func client(t *testing.T, addr string) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
+func client(t *testing.T, addr string) *redis.Client { return dbClient(t, addr, 0) }
 
 // ackLog is what the writers of a load were told: the SETs acknowledged
 // and the highest value each INCR counter was acknowledged at.
@@ -77,13 +73,13 @@ func writeLoad(addr string, conns, depth int, round string, log *ackLog, stop <-
 				for i := 0; i < depth; i++ {
 					key := fmt.Sprintf("k:%s:%d:%d:%d", round, c, batch, i)
 					val := fmt.Sprintf("v%d-%d", batch, i)
-					req = append(req, respCommand("SET", key, val)...)
+					req = append(req, resp.AppendCommand(nil, "SET", key, val)...)
 					exp = append(exp, pending{key: key, val: val})
 					counter := "shared"
 					if i%2 == 1 {
 						counter = own
 					}
-					req = append(req, respCommand("INCR", counter)...)
+					req = append(req, resp.AppendCommand(nil, "INCR", counter)...)
 					exp = append(exp, pending{counter: counter})
 				}
 				log.mu.Lock()
@@ -221,7 +217,7 @@ func fillAOF(t *testing.T, dir string) (string, []byte) {
 func TestTruncatedTailIsCutOff(t *testing.T) {
 	dir := t.TempDir()
 	path, good := fillAOF(t, dir)
-	partial := respCommand("SET", "torn", "never-acknowledged")
+	partial := resp.AppendCommand(nil, "SET", "torn", "never-acknowledged")
 	if err := os.WriteFile(path, append(append([]byte{}, good...), partial[:len(partial)-7]...), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -311,52 +307,53 @@ func TestRedisLoadsShoalAOF(t *testing.T) {
 	p := startBinary(t, aofArgs(dir, "everysec")...)
 	sc := client(t, p.addr())
 	ctx := context.Background()
-	run := func(args ...any) {
+	for _, args := range [][]any{
+		{"SET", "plain", "v"},
+		{"SET", "ex", "v", "EX", "1000"},
+		{"SET", "px", "v", "PX", "900000"},
+		{"SET", "nx", "first", "NX"},
+		{"SET", "nx", "second", "NX"},
+		{"SET", "keep", "a", "EX", "500"},
+		{"SET", "keep", "b", "KEEPTTL"},
+		{"SETEX", "setex", "700", "v"},
+		{"PSETEX", "psetex", "800000", "v"},
+		{"SETNX", "setnx", "v"},
+		{"GETSET", "getset", "v"},
+		{"MSET", "m1", "1", "m2", "2"},
+		{"MSETNX", "m3", "3", "m4", "4"},
+		{"INCR", "n"},
+		{"INCRBY", "n", "10"},
+		{"DECR", "n"},
+		{"DECRBY", "n", "3"},
+		{"INCRBYFLOAT", "f", "1.25"},
+		{"INCRBYFLOAT", "f", "0.5"},
+		{"APPEND", "app", "hello"},
+		{"APPEND", "app", " world"},
+		{"SETRANGE", "app", "6", "WORLD"},
+		{"SET", "gone", "v"},
+		{"DEL", "gone"},
+		{"SET", "gd", "v"},
+		{"GETDEL", "gd"},
+		{"SET", "getex", "v"},
+		{"GETEX", "getex", "EX", "600"},
+		{"SET", "exp", "v"},
+		{"EXPIRE", "exp", "300"},
+		{"SET", "pexp", "v"},
+		{"PEXPIRE", "pexp", "400000"},
+		{"SET", "persist", "v", "EX", "100"},
+		{"PERSIST", "persist"},
+		{"SET", "from", "v"},
+		{"RENAME", "from", "to"},
+		{"SET", "from2", "v"},
+		{"RENAMENX", "from2", "to2"},
+		{"SET", "past", "v"},
+		{"PEXPIREAT", "past", "1"},
+		{"UNLINK", "m2"},
+	} {
 		if err := sc.Do(ctx, args...).Err(); err != nil && err != redis.Nil {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}
-	run("SET", "plain", "v")
-	run("SET", "ex", "v", "EX", "1000")
-	run("SET", "px", "v", "PX", "900000")
-	run("SET", "nx", "first", "NX")
-	run("SET", "nx", "second", "NX")
-	run("SET", "keep", "a", "EX", "500")
-	run("SET", "keep", "b", "KEEPTTL")
-	run("SETEX", "setex", "700", "v")
-	run("PSETEX", "psetex", "800000", "v")
-	run("SETNX", "setnx", "v")
-	run("GETSET", "getset", "v")
-	run("MSET", "m1", "1", "m2", "2")
-	run("MSETNX", "m3", "3", "m4", "4")
-	run("INCR", "n")
-	run("INCRBY", "n", "10")
-	run("DECR", "n")
-	run("DECRBY", "n", "3")
-	run("INCRBYFLOAT", "f", "1.25")
-	run("INCRBYFLOAT", "f", "0.5")
-	run("APPEND", "app", "hello")
-	run("APPEND", "app", " world")
-	run("SETRANGE", "app", "6", "WORLD")
-	run("SET", "gone", "v")
-	run("DEL", "gone")
-	run("SET", "gd", "v")
-	run("GETDEL", "gd")
-	run("SET", "getex", "v")
-	run("GETEX", "getex", "EX", "600")
-	run("SET", "exp", "v")
-	run("EXPIRE", "exp", "300")
-	run("SET", "pexp", "v")
-	run("PEXPIRE", "pexp", "400000")
-	run("SET", "persist", "v", "EX", "100")
-	run("PERSIST", "persist")
-	run("SET", "from", "v")
-	run("RENAME", "from", "to")
-	run("SET", "from2", "v")
-	run("RENAMENX", "from2", "to2")
-	run("SET", "past", "v")
-	run("PEXPIREAT", "past", "1")
-	run("UNLINK", "m2")
 	want := snapshot(t, sc)
 	if len(want) < 20 {
 		t.Fatalf("only %d keys written", len(want))
@@ -528,7 +525,7 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 		for i := 0; i < 50; i++ {
 			k := fmt.Sprintf("big:%d:%d", c, i)
 			keys = append(keys, k)
-			req = append(req, respCommand("SET", k, value)...)
+			req = append(req, resp.AppendCommand(nil, "SET", k, value)...)
 		}
 		if _, err := nc.Write(req); err != nil {
 			t.Fatal(err)
@@ -684,7 +681,7 @@ func TestSIGTERMAnswersHeldReplies(t *testing.T) {
 		defer c.Close()
 		var req []byte
 		for j := 0; j < n; j++ {
-			req = append(req, respCommand("INCR", fmt.Sprintf("n%d", i))...)
+			req = append(req, resp.AppendCommand(nil, "INCR", fmt.Sprintf("n%d", i))...)
 		}
 		if _, err := c.Write(req); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoalkv/shoal/proto/resp"
 )
 
 // Under a descriptor limit of 256, --maxclients 10000 becomes 224 with a warning, and
@@ -28,7 +30,7 @@ func TestMaxClientsCappedToDescriptorLimit(t *testing.T) {
 		}
 		conns = append(conns, c)
 		c.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := c.Write(respCommand("PING")); err != nil {
+		if _, err := c.Write(resp.AppendCommand(nil, "PING")); err != nil {
 			t.Fatal(err)
 		}
 		line, err := bufio.NewReader(c).ReadString('\n')

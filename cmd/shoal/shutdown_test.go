@@ -10,20 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-func respCommand(args ...string) []byte {
-	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
-	}
-	return b
-}
+	"github.com/shoalkv/shoal/proto/resp"
+)
 
 // TestSIGTERMAnswersDeepPipeline: 20,000 pipelined GETs of 1 KB values
 // (20 MB of replies) are sent before SIGTERM, the client reading nothing
@@ -37,7 +30,7 @@ func TestSIGTERMAnswersDeepPipeline(t *testing.T) {
 	var setup []byte
 	for i := range values {
 		values[i] = fmt.Sprintf("value-%03d-", i) + strings.Repeat("x", 1014)
-		setup = append(setup, respCommand("SET", fmt.Sprintf("k%d", i), values[i])...)
+		setup = append(setup, resp.AppendCommand(nil, "SET", fmt.Sprintf("k%d", i), values[i])...)
 	}
 	c, err := net.Dial("tcp", p.addr())
 	if err != nil {
@@ -56,7 +49,7 @@ func TestSIGTERMAnswersDeepPipeline(t *testing.T) {
 	}
 	var req bytes.Buffer
 	for i := 0; i < gets; i++ {
-		req.Write(respCommand("GET", fmt.Sprintf("k%d", i%keys)))
+		req.Write(resp.AppendCommand(nil, "GET", fmt.Sprintf("k%d", i%keys)))
 	}
 	if _, err := c.Write(req.Bytes()); err != nil {
 		t.Fatal(err)
@@ -67,7 +60,7 @@ func TestSIGTERMAnswersDeepPipeline(t *testing.T) {
 
 	for i := 0; i < gets; i++ {
 		v := values[i%keys]
-		want := "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+		want := string(resp.AppendBulkString(nil, v))
 		got := make([]byte, len(want))
 		if _, err := io.ReadFull(rd, got); err != nil {
 			t.Fatalf("reply %d of %d: %v; server log:\n%s", i, gets, err, p.stderr.String())

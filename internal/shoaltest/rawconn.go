@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalkv/shoal/proto/resp"
 )
 
 // RawConn is a test client that sends RESP and returns each reply's raw
@@ -36,15 +38,7 @@ func Dial(t testing.TB, addr string) *RawConn {
 }
 
 // EncodeCommand returns args as a RESP multibulk command.
-func EncodeCommand(args []string) []byte {
-	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"...)
-		b = append(b, a...)
-		b = append(b, "\r\n"...)
-	}
-	return b
-}
+func EncodeCommand(args []string) []byte { return resp.AppendCommand(nil, args...) }
 
 // Send writes p, failing the test if it cannot.
 func (r *RawConn) Send(p []byte) {
