@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/frame"
 	"github.com/shoalkv/shoal/store"
@@ -28,12 +29,8 @@ type frameConn struct {
 
 func dialFrame(t testing.TB, addr string) *frameConn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &frameConn{c: c, rd: bufio.NewReader(c)}
+	rc := shoaltest.Dial(t, addr)
+	return &frameConn{c: rc.C, rd: rc.Rd}
 }
 
 func frameGet(key string) []byte {
