@@ -178,6 +178,12 @@ func isTimeout(err error) bool {
 // transfer sends m's keys to the target and reads its answers: the
 // client's reply, and the keys it restored.
 func (h *Handler) transfer(m *migration) migrateResult {
+	if h.isSelf(m.host, m.port) {
+		// Redis, blocked in the command, cannot answer itself and times
+		// out; Shoal could, and with REPLACE into the same database would
+		// then delete the key it had just restored.
+		return migrateResult{reply: errorLine(errMigrateReading)}
+	}
 	key := socketKey{h, m.host + ":" + m.port}
 	mayRetry := true
 	for {
@@ -287,3 +293,31 @@ func (m *migration) failed(s *migrateSocket, err error, msg string, mayRetry boo
 }
 
 func isErrorLine(line []byte) bool { return len(line) > 0 && line[0] == '-' }
+
+// isSelf reports whether host and port name this server's own RESP
+// listener: its port, at a loopback, unspecified or local address.
+func (h *Handler) isSelf(host, port string) bool {
+	ours, _, _, _ := h.listener()
+	if ours == 0 || atoiPrefix(port) != ours {
+		return false
+	}
+	ips := []net.IP{net.ParseIP(host)}
+	if ips[0] == nil {
+		var err error
+		if ips, err = net.LookupIP(host); err != nil {
+			return false
+		}
+	}
+	local, _ := net.InterfaceAddrs()
+	for _, ip := range ips {
+		if ip.IsLoopback() || ip.IsUnspecified() {
+			return true
+		}
+		for _, a := range local {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return true
+			}
+		}
+	}
+	return false
+}

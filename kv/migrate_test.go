@@ -673,3 +673,22 @@ func TestMigrateReusesItsConnection(t *testing.T) {
 		t.Errorf("MGET on the target: %q", r)
 	}
 }
+
+// TestMigrateToItself: redis-server cannot answer its own MIGRATE and
+// times out; Shoal answers the same without waiting, and keeps the key
+// (a RESTORE REPLACE into the same database must not end in its DEL).
+func TestMigrateToItself(t *testing.T) {
+	refAddr := startRedis(t)
+	ourAddr := startShoal(t, kv.Options{}, eventloop.Options{}).addr
+	var replies [2]string
+	for i, addr := range []string{refAddr, ourAddr} {
+		c := dialRaw(t, addr)
+		host, port := hostPort(t, addr)
+		c.Do("SET", "k", "v")
+		replies[i] = c.Do("MIGRATE", host, port, "k", "0", "200", "REPLACE") +
+			c.Do("MIGRATE", host, port, "k", "1", "200") + c.Do("GET", "k")
+	}
+	if replies[0] != replies[1] {
+		t.Errorf("MIGRATE to itself: redis-server %q, shoal %q", replies[0], replies[1])
+	}
+}
