@@ -142,10 +142,15 @@ func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errTex
 }
 
 // parsePopCount reads the count of LPOP, RPOP, SPOP, ZPOPMIN and ZPOPMAX
-// (key [count]): -1 when there is none. One that is negative or not an
-// integer is answered with Redis's error and reported false.
+// (key [count]): -1 when there is none. A count that is negative or not an
+// integer, or more arguments (a syntax error; LPOP and RPOP check their
+// arity before), are answered with Redis's error and reported false.
 func parsePopCount(cl *client, args [][]byte) (int64, bool) {
-	if len(args) < 3 {
+	switch {
+	case len(args) > 3:
+		cl.writeError(errSyntax)
+		return 0, false
+	case len(args) < 3:
 		return -1, true
 	}
 	n, ok := ascii.ParseInt(args[2])

@@ -214,10 +214,6 @@ func cmdSCard(_ *Handler, cl *client, args [][]byte) { writeLength(cl, args[1], 
 // cmdSPop: SPOP key [count]. What it popped is logged as SREM key members
 // (DEL key when it took the whole set), as Redis propagates it.
 func cmdSPop(h *Handler, cl *client, args [][]byte) {
-	if len(args) > 3 {
-		cl.writeError(errSyntax)
-		return
-	}
 	count, ok := parsePopCount(cl, args)
 	if !ok {
 		return

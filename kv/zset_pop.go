@@ -107,10 +107,6 @@ func cmdZPopMin(h *Handler, cl *client, args [][]byte) { h.zpopMinMax(cl, args, 
 func cmdZPopMax(h *Handler, cl *client, args [][]byte) { h.zpopMinMax(cl, args, true) }
 
 func (h *Handler) zpopMinMax(cl *client, args [][]byte, max bool) {
-	if len(args) > 3 {
-		cl.writeError(errSyntax)
-		return
-	}
 	count, ok := parsePopCount(cl, args)
 	if !ok {
 		return
