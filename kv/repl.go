@@ -86,6 +86,7 @@ type replication struct {
 	host         string      // the primary's, "" on a primary
 	port         int         //
 	link         *masterLink // the running link, nil on a primary
+	startup      string      // the replicaof setting at startup: "host port" or ""
 
 	offset     atomic.Int64 // master_repl_offset: bytes of the history applied
 	readOffset atomic.Int64 // slave_read_repl_offset: bytes of the stream received
@@ -122,6 +123,7 @@ func (h *Handler) initReplication() {
 		Get: func() string { return config.FormatYesNo(r.serveStale.Load()) },
 		Set: func(v string) { r.serveStale.Store(v == "yes"); h.updateReplGuard() },
 	})
+	r.startup = p.Get("replicaof") // before Own: from then on it reads the current primary
 	p.Own("replicaof", config.Owner{Get: func() string {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -135,7 +137,7 @@ func (h *Handler) initReplication() {
 // bootReplication starts the link to the primary the replicaof setting
 // names, once the edge serves (the handshake tells the primary our port).
 func (h *Handler) bootReplication() {
-	v := strings.Fields(h.params.Get("replicaof"))
+	v := strings.Fields(h.repl.startup)
 	if len(v) != 2 {
 		return
 	}
@@ -162,9 +164,11 @@ func (h *Handler) updateReplGuard() {
 // replicaRefuses answers a command a replica does not run for cl, as
 // redis-server's processCommand checks: writes on a read-only replica,
 // and while the link is down with replica-serve-stale-data no, every
-// command without the stale flag. The primary's own commands pass.
+// command without the stale flag. The primary's own commands pass, and
+// so do those of clients without a connection (loading a snapshot or the
+// append-only file), as Redis obeys both.
 func (h *Handler) replicaRefuses(cl *client, cmd *command, g int32, counters *commandCounters) bool {
-	if _, ok := cl.conn.(*masterConn); ok {
+	if _, primary := cl.conn.(*masterConn); primary || cl.conn == nil {
 		return false
 	}
 	msg := ""
