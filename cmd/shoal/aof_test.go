@@ -200,9 +200,7 @@ func fillAOF(t *testing.T, dir string) (string, []byte) {
 			t.Fatal(err)
 		}
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p.terminate(t)
 	path := filepath.Join(dir, "appendonly.aof")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -229,9 +227,7 @@ func TestTruncatedTailIsCutOff(t *testing.T) {
 	if n, _ := c.Exists(context.Background(), "torn").Result(); n != 0 {
 		t.Fatal("the truncated command was applied")
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p.terminate(t)
 	after, _ := os.ReadFile(path)
 	if !bytes.Equal(after, good) {
 		t.Fatalf("file after repair is %d bytes, want the %d whole ones", len(after), len(good))
@@ -358,9 +354,7 @@ func TestRedisLoadsShoalAOF(t *testing.T) {
 	if len(want) < 20 {
 		t.Fatalf("only %d keys written", len(want))
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p.terminate(t)
 	addr := redisLoadingAOF(t, dir)
 	got := snapshot(t, client(t, addr))
 	if len(got) != len(want) {
@@ -486,9 +480,7 @@ func TestAutoRewriteShrinksFile(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p.terminate(t)
 	b, _ := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
 	if bytes.Count(b, []byte("incr")) > 2000 {
 		t.Errorf("file still holds %d INCRs after the rewrite (%d bytes)", bytes.Count(b, []byte("incr")), len(b))
@@ -648,9 +640,7 @@ func TestConfigAppendfsyncAtRunTime(t *testing.T) {
 	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p.terminate(t)
 	p2 := startBinary(t, aofArgs(dir, "everysec")...)
 	if v, err := client(t, p2.addr()).Get(ctx, "k").Result(); err != nil || v != "v" {
 		t.Fatalf("k after restart: %q %v", v, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -88,14 +87,10 @@ func TestDatabasesThroughTheAOF(t *testing.T) {
 	if len(want[0]) < 200 || len(want[9]) < 200 || len(want[5]) != 1 || len(want[7]) != 1 || len(want[15]) != 1 || len(want[3]) != 0 {
 		t.Fatalf("unexpected keyspace before the restart: %v", dbSizes(want))
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p.terminate(t)
 	p2 := startBinary(t, aofArgs(dir, "everysec")...)
 	compareDBs(t, "shoal reloaded", snapshotDBs(t, p2.addr()), want)
-	if err := p2.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p2.terminate(t)
 	addr := redisLoadingAOF(t, dir)
 	compareDBs(t, "redis loaded", snapshotDBs(t, addr), want)
 }

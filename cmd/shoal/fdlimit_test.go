@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"net"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,9 +45,7 @@ func TestMaxClientsCappedToDescriptorLimit(t *testing.T) {
 	if pong != 256-reservedFDs || refused != tries-pong {
 		t.Errorf("%d answered, %d refused; want %d and %d", pong, refused, 256-reservedFDs, tries-256+reservedFDs)
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("exit after SIGTERM: %v", err)
-	}
+	p.terminate(t)
 	if out := p.stderr.String(); !strings.Contains(out, "maxclients 10000 needs 10032 descriptors but the limit is 256: maxclients reduced to 224") {
 		t.Errorf("no warning about the reduced maxclients in:\n%s", out)
 	}

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -93,9 +92,7 @@ func TestBinaryServesEveryFront(t *testing.T) {
 	if _, err := (&frame.Decoder{}).DecodeResponse(all, &resp); err != nil || resp.Status != frame.StatusError || !strings.HasPrefix(string(resp.Value), "NOAUTH") {
 		t.Fatalf("frame front with a password: %q %v", all, err)
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("exit: %v", err)
-	}
+	p.terminate(t)
 	if !strings.Contains(p.stderr.String(), "HTTP front listening") {
 		t.Errorf("no HTTP front line in the log:\n%s", p.stderr.String())
 	}

@@ -108,6 +108,15 @@ func (p *shoalProc) stop(t *testing.T, sig syscall.Signal) error {
 	}
 }
 
+// terminate stops the server with SIGTERM and fails the test unless it
+// exits 0.
+func (p *shoalProc) terminate(t *testing.T) {
+	t.Helper()
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v; stderr:\n%s", err, p.stderr.String())
+	}
+}
+
 // kill ends the server with SIGKILL, as a crash would, and waits for it to go.
 func (p *shoalProc) kill(t *testing.T) {
 	t.Helper()
@@ -142,9 +151,7 @@ func TestReadyLineShowsEffectiveLoops(t *testing.T) {
 		{[]string{"--loops", "3"}, "loops=3"},
 	} {
 		p := startBinary(t, tc.args...)
-		if err := p.stop(t, syscall.SIGTERM); err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
+		p.terminate(t)
 		out := p.stderr.String()
 		if !strings.Contains(out, tc.want+" ") {
 			t.Errorf("args %q: ready line lacks %q:\n%s", tc.args, tc.want, out)

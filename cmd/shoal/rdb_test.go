@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -305,9 +304,7 @@ func TestRDBCorruptFileStopsTheStart(t *testing.T) {
 	if err := client(t, p.addr()).Save(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p.terminate(t)
 	path := filepath.Join(dir, "dump.rdb")
 	good, err := os.ReadFile(path)
 	if err != nil {
@@ -478,9 +475,7 @@ func TestRDBSIGTERMSavesWithAPolicy(t *testing.T) {
 	p := startBinary(t, "--dir", dir, "--save", "3600 1000", "--enable-debug-command", "yes")
 	fillEveryType(t, p.addr())
 	want := digest(t, p.addr())
-	if err := p.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("exit: %v; stderr:\n%s", err, p.stderr.String())
-	}
+	p.terminate(t)
 	p2 := startBinary(t, "--dir", dir, "--enable-debug-command", "yes")
 	if got := digest(t, p2.addr()); got != want {
 		t.Fatalf("after SIGTERM and restart the digest is %s, want %s", got, want)
