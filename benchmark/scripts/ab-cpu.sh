@@ -11,16 +11,14 @@
 # against each binary and reads the server's utime+stime from /proc/PID/stat.
 # Prints one line per run and a table of medians with after/before ratios.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 before=$1 after=$2 rounds=${3:-3} requests=${4:-400000}
 tick=$(getconf CLK_TCK)
 tmp=$(mktemp -d)
 "$before" --port 16411 --loglevel warning & pid_before=$!
 "$after" --port 16412 --loglevel warning & pid_after=$!
 trap 'kill $pid_before $pid_after 2>/dev/null; rm -rf "$tmp"' EXIT
-for port in 16411 16412; do
-  until redis-cli -p $port ping >/dev/null 2>&1; do sleep 0.1; done
-done
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+wait_ping 16411 16412
 run() { # name pid port depth cmd
   local t0 t1
   t0=$(cpu_ticks "$2")
@@ -32,10 +30,7 @@ run() { # name pid port depth cmd
 for ((round = 1; round <= rounds; round++)); do
   for depth in 1 16 128; do
     for cmd in get set; do
-      if ((round % 2)); then order="before after"; else order="after before"; fi
-      for s in $order; do
-        if [ "$s" = before ]; then run before $pid_before 16411 $depth $cmd; else run after $pid_after 16412 $depth $cmd; fi
-      done
+      in_turn $round "run before $pid_before 16411 $depth $cmd" "run after $pid_after 16412 $depth $cmd"
     done
   done
 done
@@ -44,8 +39,8 @@ echo "medians over $rounds rounds (µs of server CPU per request; redis-benchmar
 printf '%-4s %-5s %10s %10s %8s\n' cmd P before after ratio
 for depth in 1 16 128; do
   for cmd in get set; do
-    b=$(awk -v c="$cmd" -v d="P=$depth" '$1 == c && $2 == "before" && $3 == d {print $4}' "$tmp/runs" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-    a=$(awk -v c="$cmd" -v d="P=$depth" '$1 == c && $2 == "after" && $3 == d {print $4}' "$tmp/runs" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    b=$(awk -v c="$cmd" -v d="P=$depth" '$1 == c && $2 == "before" && $3 == d {print $4}' "$tmp/runs" | median)
+    a=$(awk -v c="$cmd" -v d="P=$depth" '$1 == c && $2 == "after" && $3 == d {print $4}' "$tmp/runs" | median)
     awk -v c="$cmd" -v d="$depth" -v b="$b" -v a="$a" 'BEGIN { printf "%-4s %-5s %10.3f %10.3f %7.2fx\n", c, d, b, a, a / b }'
   done
 done

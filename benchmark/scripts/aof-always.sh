@@ -15,6 +15,7 @@
 # repository. Prints one line per run, the median table, and each file's
 # size, which shows both logged the same writes.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 requests=${2:-200000}
@@ -27,9 +28,7 @@ go build -o "$tmp/shoal-bin" ./cmd/shoal
 "$tmp/shoal-bin" --port 16411 --loglevel warning --appendonly yes --appendfsync always --dir "$tmp/shoal" & shoal_pid=$!
 redis-server --port 16412 --save "" --appendonly yes --appendfsync always --dir "$tmp/redis" --loglevel warning & redis_pid=$!
 trap 'kill $shoal_pid $redis_pid 2>/dev/null; sleep 0.5; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-for port in 16411 16412; do
-  until redis-cli -p $port ping >/dev/null 2>&1; do sleep 0.1; done
-done
+wait_ping 16411 16412
 # The machine is shared: make sure the ports answer with our two servers,
 # both logging.
 for pair in "16411 $shoal_pid" "16412 $redis_pid"; do
@@ -52,10 +51,7 @@ run() { # server port depth
 
 for ((round = 1; round <= rounds; round++)); do
   for depth in 16 1; do
-    if ((round % 2)); then order="shoal redis"; else order="redis shoal"; fi
-    for s in $order; do
-      if [ "$s" = shoal ]; then run shoal 16411 $depth; else run redis 16412 $depth; fi
-    done
+    in_turn $round "run shoal 16411 $depth" "run redis 16412 $depth"
   done
 done
 
@@ -63,7 +59,7 @@ echo
 echo "medians over $rounds rounds (redis-benchmark -t set -c 50 -n $requests -r 100000, appendfsync always):"
 printf '%-4s %14s %14s %8s\n' P shoal_req/s redis_req/s ratio
 for depth in 16 1; do
-  med() { grep "^$1 P=$depth " "$tmp/runs" | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+  med() { grep "^$1 P=$depth " "$tmp/runs" | awk '{print $3}' | median; }
   sr=$(med shoal); rr=$(med redis)
   awk -v d=$depth -v sr="$sr" -v rr="$rr" 'BEGIN { printf "%-4s %14.0f %14.0f %7.2fx\n", d, sr, rr, sr / rr }'
 done

@@ -12,6 +12,7 @@
 # CPU time, and INFO's total_commands_processed the requests answered. Prints
 # one line per run and the medians per request. Needs perf, redis-cli, go.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 secs=${2:-3}
@@ -24,13 +25,12 @@ go build -o "$tmp/shoal-load" ./cmd/shoal-load
 "$tmp/shoal" --port 16412 --loglevel warning --engine gnet & gnet_pid=$!
 trap 'kill $native_pid $gnet_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 for port in 16411 16412; do
-  until redis-cli -p $port ping >/dev/null 2>&1; do sleep 0.1; done
+  wait_ping $port
   "$tmp/shoal-load" -addr 127.0.0.1:$port -t set -n 200000 -c 50 -P 64 -keyspace 100000 -progress 0 >/dev/null 2>&1
 done
 
 events=raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep,context-switches
 commands() { redis-cli -p "$1" info stats | tr -d '\r' | awk -F: '/^total_commands_processed/ {print $2}'; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 run() { # engine pid port depth
   "$tmp/shoal-load" -addr 127.0.0.1:"$3" -t get -c 50 -P "$4" -keyspace 100000 -warmup 500ms -d $((secs + 2))s -progress 0 >/dev/null 2>&1 &
@@ -55,10 +55,7 @@ run() { # engine pid port depth
 echo "engine P requests cpu_us/req syscalls/req epoll_wait/req read/req write/req futex/req nanosleep/req ctxsw/req"
 for ((round = 1; round <= rounds; round++)); do
   for depth in 1 16 128; do
-    if ((round % 2)); then order="native gnet"; else order="gnet native"; fi
-    for e in $order; do
-      if [ "$e" = native ]; then run native $native_pid 16411 $depth; else run gnet $gnet_pid 16412 $depth; fi
-    done
+    in_turn $round "run native $native_pid 16411 $depth" "run gnet $gnet_pid 16412 $depth"
   done
 done
 
@@ -69,7 +66,7 @@ for depth in 1 16 128; do
   for e in native gnet; do
     line="$e P=$depth"
     for col in 4 5 6 7 8 9 10 11; do
-      line+=" $(grep "^$e P=$depth " "$tmp/runs" | awk "{print \$$col}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+      line+=" $(grep "^$e P=$depth " "$tmp/runs" | awk "{print \$$col}" | median)"
     done
     awk -v l="$line" 'BEGIN { n = split(l, f, " "); printf "%-7s %-5s", f[1], substr(f[2], 3); for (i = 3; i <= n; i++) printf " %10s", f[i]; printf "\n" }'
   done

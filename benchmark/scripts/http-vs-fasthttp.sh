@@ -12,6 +12,7 @@
 # pipeline.lua (HTTP servers only; skipped without wrk). Prints one line per run and a
 # median table with the ratios at the end. Needs go, curl, python3; wrk optional.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 secs=${2:-3}
@@ -42,7 +43,6 @@ for s in "${servers[@]}"; do # the same keys everywhere (RESP and frames share s
   "$tmp/shoal-load" -proto "$proto" -addr "$addr" -c 10 -P 16 -t set -n $((keys * 20)) -keyspace $keys -progress 0 >/dev/null
 done
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 run() { # name pid proto addr depth
   local before after json n rps errs

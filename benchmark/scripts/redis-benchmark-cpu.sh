@@ -18,6 +18,7 @@
 # PSUBSCRIBE __key*__:* subscriber on each reading every event:
 #   NOTIFY=KEA CMDS=set benchmark/scripts/redis-benchmark-cpu.sh 3 300000
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cmds=${CMDS:-get set}
 limiter="local n = redis.call('INCR', KEYS[1]) redis.call('EXPIRE', KEYS[1], ARGV[1]) return n"
 cd "$(dirname "$0")/../.."
@@ -30,11 +31,7 @@ go build -o "$tmp/shoal" ./cmd/shoal
 "$tmp/shoal" --port 16401 --loglevel warning & shoal_pid=$!
 redis-server --port 16402 --save "" --appendonly no --loglevel warning & redis_pid=$!
 trap 'kill $shoal_pid $redis_pid $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-for port in 16401 16402; do
-  until redis-cli -p $port ping >/dev/null 2>&1; do sleep 0.1; done
-done
-
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+wait_ping 16401 16402
 
 if [ -n "${NOTIFY:-}" ]; then
   for port in 16401 16402; do
@@ -66,10 +63,7 @@ run() { # server pid port depth cmd
 for ((round = 1; round <= rounds; round++)); do
   for depth in 1 16; do
     for cmd in $cmds; do
-      if ((round % 2)); then order="shoal redis"; else order="redis shoal"; fi
-      for s in $order; do
-        if [ "$s" = shoal ]; then run shoal $shoal_pid 16401 $depth $cmd; else run redis $redis_pid 16402 $depth $cmd; fi
-      done
+      in_turn $round "run shoal $shoal_pid 16401 $depth $cmd" "run redis $redis_pid 16402 $depth $cmd"
     done
   done
 done
@@ -79,7 +73,7 @@ echo "medians over $rounds rounds (redis-benchmark -c 50 -n $requests -r 100000)
 printf '%-6s %-4s %14s %14s %14s %14s %8s\n' cmd P shoal_req/s redis_req/s shoal_cpu_us redis_cpu_us cpu_ratio
 for depth in 1 16; do
   for cmd in $cmds; do
-    med() { grep "^$cmd $1 P=$depth " "$tmp/runs" | awk "{print \$$2}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+    med() { grep "^$cmd $1 P=$depth " "$tmp/runs" | awk "{print \$$2}" | median; }
     sr=$(med shoal 4); rr=$(med redis 4); sc=$(med shoal 5); rc=$(med redis 5)
     awk -v c=$cmd -v d=$depth -v sr=$sr -v rr=$rr -v sc=$sc -v rc=$rc \
       'BEGIN { printf "%-6s %-4s %14.0f %14.0f %14.2f %14.2f %7.2fx\n", c, d, sr, rr, sc, rc, sc / rc }'
