@@ -720,6 +720,9 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 // clientType is the TYPE CLIENT LIST and CLIENT KILL filter on: pubsub for
 // a client in the subscribed context, else normal.
 func clientTypeIs(cl *client, t []byte) bool {
+	if cl.isPrimaryLink() {
+		return ascii.EqualFold(t, "MASTER") // a replica's primary (repl_apply.go)
+	}
 	if cl.subscribed() {
 		return ascii.EqualFold(t, "PUBSUB")
 	}

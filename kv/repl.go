@@ -168,7 +168,7 @@ func (h *Handler) updateReplGuard() {
 // so do those of clients without a connection (loading a snapshot or the
 // append-only file), as Redis obeys both.
 func (h *Handler) replicaRefuses(cl *client, cmd *command, g int32, counters *commandCounters) bool {
-	if _, primary := cl.conn.(*masterConn); primary || cl.conn == nil {
+	if cl.isPrimaryLink() || cl.conn == nil {
 		return false
 	}
 	msg := ""

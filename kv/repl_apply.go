@@ -56,7 +56,19 @@ func (l *masterLink) apply(conn net.Conn, in []byte) (int, error) {
 	if cap(cl.out) > 64<<10 {
 		cl.out = nil
 	}
+	// As onBatch does for a loop's client: for INFO's
+	// total_commands_processed and CLIENT LIST's idle.
+	cl.commands.Store(cl.commands.Load() + cl.batchCmds)
+	cl.batchCmds = 0
+	cl.lastActive.Store(h.clock.Load())
 	return used, nil
+}
+
+// isPrimaryLink reports whether cl is the client a replica runs its
+// primary's commands as (CLIENT KILL TYPE master).
+func (cl *client) isPrimaryLink() bool {
+	_, ok := cl.conn.(*masterConn)
+	return ok
 }
 
 // resetClient readies the primary's client for a new connection: the

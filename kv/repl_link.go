@@ -53,7 +53,7 @@ type masterLink struct {
 func newMasterLink(h *Handler, host string, port int, prev *masterLink) *masterLink {
 	l := &masterLink{h: h, host: host, port: port, prev: prev, quit: make(chan struct{}), done: make(chan struct{})}
 	l.cl = &client{h: h, proto: 2, authed: true, valueDigits: 1, conn: &masterConn{link: l},
-		id: h.clients.nextID.Add(1), addr: net.JoinHostPort(host, strconv.Itoa(port))}
+		id: h.clients.nextID.Add(1), addr: net.JoinHostPort(host, strconv.Itoa(port)), createdAt: nowMillis()}
 	l.cl.parser.Limits = &h.opts.Limits
 	l.cl.stats = h.cmdStats.forLoop(-1)
 	return l
@@ -151,6 +151,10 @@ func (l *masterLink) session() error {
 	if resync.Full {
 		l.cl.selected.Store(0)
 	}
+	// While connected the primary is a client of ours, as in Redis: CLIENT
+	// LIST shows it, CLIENT KILL TYPE master drops the link.
+	h.clients.add(l.cl)
+	defer h.clients.remove(l.cl)
 	r.state.Store(linkConnected)
 	r.synced.Store(true)
 	r.downSince.Store(0)

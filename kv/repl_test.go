@@ -28,6 +28,7 @@ func TestReplicaOfRepliesAsRedis(t *testing.T) {
 		{"GET", "k"}, {"PING"}, {"INFO", "nosuchsection"}, {"CONFIG", "SET", "replica-serve-stale-data", "yes"}, {"GET", "k"},
 		{"CONFIG", "SET", "replica-read-only", "yes"},
 		{"SLAVEOF", "NO", "ONE"}, {"ROLE"}, {"SET", "k", "writable"}, {"GET", "k"}, {"SLAVEOF", "no", "one"},
+		{"CLIENT", "KILL", "TYPE", "master"}, {"CLIENT", "LIST", "TYPE", "master"},
 		{"CONFIG", "SET", "repl-timeout", "0"}, {"CONFIG", "SET", "replica-priority", "-1"}, {"CONFIG", "SET", "replicaof", "1 2"},
 	}
 	bothServers(t, 2, nil, func(t *testing.T, addr string) []string {

@@ -279,8 +279,15 @@ func TestReplicaOfRedisServer(t *testing.T) {
 			// A dropped link resyncs partially: the primary counts a
 			// partial sync and no full one.
 			before := infoFields(t, primary, "stats")
-			if n, err := primary.ClientKillByFilter(ctx, "TYPE", "replica").Result(); n != 1 {
-				t.Fatalf("CLIENT KILL TYPE replica: %d %v", n, err)
+			killer, kind := primary, "replica" // the primary drops its replica
+			if !tc.byCommand {
+				killer, kind = replica, "master" // the replica drops its primary
+				if list := replica.ClientList(ctx).Val(); !strings.Contains(list, "addr="+primaryAddr) {
+					t.Fatalf("CLIENT LIST of the replica does not show the primary at %s:\n%s", primaryAddr, list)
+				}
+			}
+			if n, err := killer.ClientKillByFilter(ctx, "TYPE", kind).Result(); n != 1 {
+				t.Fatalf("CLIENT KILL TYPE %s: %d %v", kind, n, err)
 			}
 			// (Less than the primary's 1 MB backlog, so that it can
 			// continue the stream.)
