@@ -39,21 +39,30 @@ func writeLength(cl *client, key []byte, kind store.Kind) {
 	}
 }
 
+// updateExisting runs change on key's collection under its shard's lock,
+// if key holds one, and reports whether it did and whether change emptied
+// it (the store then deletes the key). err is WRONGTYPE for a key of
+// another kind than kind.
+func updateExisting[T store.Object](cl *client, key []byte, kind store.Kind, change func(c T)) (found, emptied bool, err error) {
+	err = cl.db().Update(key, kind, 0, func(o store.Object) store.Object {
+		if o == nil {
+			return nil
+		}
+		c := o.(T)
+		change(c)
+		found, emptied = true, c.Len() == 0
+		return c
+	})
+	return found, emptied, err
+}
+
 // removeMembers is HDEL, SREM, ZREM, LREM and the ZREMRANGEBY commands: remove
 // takes elements out of key's collection (which exists) and says how many.
 // The reply is that count; when it is not 0, event is announced in class,
 // with del when the key was emptied (and so deleted).
 func removeMembers[T store.Object](cl *client, key []byte, kind store.Kind, class uint32, event string, remove func(c T) int) {
-	removed, emptied := 0, false
-	err := cl.db().Update(key, kind, 0, func(o store.Object) store.Object {
-		if o == nil {
-			return nil
-		}
-		c := o.(T)
-		removed = remove(c)
-		emptied = c.Len() == 0
-		return c
-	})
+	removed := 0
+	_, emptied, err := updateExisting(cl, key, kind, func(c T) { removed = remove(c) })
 	if err != nil {
 		cl.writeError(err.Error())
 		return

@@ -257,26 +257,17 @@ func (h *Handler) pop(cl *client, args [][]byte, front bool) {
 	if !ok {
 		return
 	}
-	found, emptied := false, false
-	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
-		l, _ := o.(*store.List)
-		if l == nil {
-			return nil
+	found, emptied, err := updateExisting(cl, args[1], store.KindList, func(l *store.List) {
+		if count >= 0 {
+			cl.out = appendPopped(cl.out, l, front, count)
+			return
 		}
-		found = true
-		defer func() { emptied = l.Len() == 0 }()
-		if count < 0 {
-			if front {
-				cl.writeBulk(l.Index(0))
-				l.Delete(0, 1)
-			} else {
-				cl.writeBulk(l.Index(l.Len() - 1))
-				l.Delete(l.Len()-1, 1)
-			}
-			return l
+		i := 0
+		if !front {
+			i = l.Len() - 1
 		}
-		cl.out = appendPopped(cl.out, l, front, count)
-		return l
+		cl.writeBulk(l.Index(i))
+		l.Delete(i, 1)
 	})
 	switch {
 	case err != nil:
@@ -494,23 +485,15 @@ func cmdLTrim(h *Handler, cl *client, args [][]byte) {
 	if !ok {
 		return
 	}
-	found, emptied := false, false
-	err := cl.db().Update(args[1], store.KindList, 0, func(o store.Object) store.Object {
-		l, _ := o.(*store.List)
-		if l == nil {
-			return nil
-		}
-		found = true
-		defer func() { emptied = l.Len() == 0 }()
+	found, emptied, err := updateExisting(cl, args[1], store.KindList, func(l *store.List) {
 		n := l.Len()
 		from, to, ok := normalizeRange(start, stop, n)
 		if !ok {
 			l.Delete(0, n)
-			return l
+			return
 		}
 		l.Delete(to+1, n-to-1)
 		l.Delete(0, from)
-		return l
 	})
 	if err != nil {
 		cl.writeError(err.Error())
