@@ -14,6 +14,7 @@ import (
 
 	"github.com/shoalkv/shoal/benchmark/internal/machine"
 	"github.com/shoalkv/shoal/benchmark/internal/proc"
+	"github.com/shoalkv/shoal/benchmark/internal/stats"
 	"github.com/shoalkv/shoal/internal/procfs"
 )
 
@@ -83,7 +84,7 @@ func clientCheck(ctx context.Context, o *options, bins *binaries, out string) er
 					rps, cpu, scpu = append(rps, r.rps), append(cpu, r.cpuUs), append(scpu, r.srvCPUUs)
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | %.2f | %.2f |\n", c, p, group(median(rps)), median(cpu), median(scpu))
+			fmt.Fprintf(&b, "| %s | %d | %s | %.2f | %.2f |\n", c, p, group(stats.Median(rps)), stats.Median(cpu), stats.Median(scpu))
 		}
 	}
 	return os.WriteFile(filepath.Join(out, "client_check.md"), []byte(b.String()), 0o644)

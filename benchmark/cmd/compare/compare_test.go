@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestRotateGivesEveryServerEveryPosition(t *testing.T) {
 	first := map[string]bool{}
 	for k := range 3 {
 		r := rotate(names, k)
-		if len(r) != 3 || strings.Join(sortedCopy(r), "") != "abc" {
+		if len(r) != 3 || strings.Join(slices.Sorted(slices.Values(r)), "") != "abc" {
 			t.Fatalf("rotate(%d) = %v", k, r)
 		}
 		first[r[0]] = true
@@ -56,28 +57,6 @@ func TestRotateGivesEveryServerEveryPosition(t *testing.T) {
 	}
 }
 
-func sortedCopy(s []string) []string {
-	c := append([]string(nil), s...)
-	for i := range c {
-		for j := i + 1; j < len(c); j++ {
-			if c[j] < c[i] {
-				c[i], c[j] = c[j], c[i]
-			}
-		}
-	}
-	return c
-}
-
-func TestMedian(t *testing.T) {
-	for _, tc := range []struct {
-		in   []float64
-		want float64
-	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
-		if got := median(tc.in); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
 
 func TestParseOptionsRejectsBadValues(t *testing.T) {
 	for _, args := range [][]string{

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shoalkv/shoal/benchmark/internal/machine"
+	"github.com/shoalkv/shoal/benchmark/internal/stats"
 )
 
 // results is everything one compare run produced; results.json holds it as is.
@@ -36,18 +37,6 @@ type summary struct {
 	Runs                                           int
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func (r *results) summarize(server, kind string, w *workload) summary {
 	var thr, cpu, ccpu, rss, p50, p90, p99, p999, p9999, mx, mean []float64
 	var s summary
@@ -66,11 +55,11 @@ func (r *results) summarize(server, kind string, w *workload) summary {
 		s.Errors += rep.Errors
 		s.Runs++
 	}
-	s.Throughput, s.CPUPerReq, s.ClientCPUPerReq, s.RSSMiB = median(thr), median(cpu), median(ccpu), median(rss)
+	s.Throughput, s.CPUPerReq, s.ClientCPUPerReq, s.RSSMiB = stats.Median(thr), stats.Median(cpu), stats.Median(ccpu), stats.Median(rss)
 	if len(thr) > 1 && s.Throughput > 0 {
 		s.Spread = (slices.Max(thr) - slices.Min(thr)) / s.Throughput
 	}
-	s.Latency = latency{Mean: median(mean), P50: median(p50), P90: median(p90), P99: median(p99), P999: median(p999), P9999: median(p9999), Max: median(mx)}
+	s.Latency = latency{Mean: stats.Median(mean), P50: stats.Median(p50), P90: stats.Median(p90), P99: stats.Median(p99), P999: stats.Median(p999), P9999: stats.Median(p9999), Max: stats.Median(mx)}
 	return s
 }
 
@@ -115,7 +104,7 @@ func (r *results) markdown(charts []string) string {
 		p("- Profile: %s\n", r.Profile)
 	}
 	if bg := r.background(); len(bg) > 0 {
-		p("- Other load during the measured intervals (CPU used by everything but the server and shoal-load, steal included, from /proc/stat): median %.2f cores, highest %.2f, of %d.\n", median(bg), slices.Max(bg), r.Machine.CPUs)
+		p("- Other load during the measured intervals (CPU used by everything but the server and shoal-load, steal included, from /proc/stat): median %.2f cores, highest %.2f, of %d.\n", stats.Median(bg), slices.Max(bg), r.Machine.CPUs)
 	}
 	base := "redis"
 	hasBase := slices.Contains(r.Servers, base)
@@ -221,7 +210,7 @@ func (r *results) clientCPU(pipeline int) float64 {
 			v = append(v, rec.ClientCPUPerReq)
 		}
 	}
-	return median(v)
+	return stats.Median(v)
 }
 
 func keyspaceOf(opts string) string {

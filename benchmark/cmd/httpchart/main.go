@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/shoalkv/shoal/benchmark/internal/chart"
+	"github.com/shoalkv/shoal/benchmark/internal/stats"
 )
 
 func main() {
@@ -89,7 +90,7 @@ func draw(in, out string) error {
 	for i, name := range names {
 		var pts plotter.XYs
 		for j, d := range depths {
-			if m := median(cpu[name][d]); m > 0 {
+			if m := stats.Median(cpu[name][d]); m > 0 {
 				pts = append(pts, plotter.XY{X: ticks[j].Value, Y: m})
 			}
 		}
@@ -105,18 +106,6 @@ func draw(in, out string) error {
 		}
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, out)
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func contains(v []string, s string) bool {

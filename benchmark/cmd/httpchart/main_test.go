@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/shoalkv/shoal/benchmark/internal/stats"
 )
 
 func TestDrawReadsRunsAndWritesPNG(t *testing.T) {
@@ -15,8 +17,8 @@ func TestDrawReadsRunsAndWritesPNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 2 || len(depths) != 2 || median(cpu["shoal-http"]["1"]) != 11 {
-		t.Fatalf("names %v depths %v shoal-http P=1 median %v", names, depths, median(cpu["shoal-http"]["1"]))
+	if len(names) != 2 || len(depths) != 2 || stats.Median(cpu["shoal-http"]["1"]) != 11 {
+		t.Fatalf("names %v depths %v shoal-http P=1 median %v", names, depths, stats.Median(cpu["shoal-http"]["1"]))
 	}
 	out := filepath.Join(dir, "chart.png")
 	if err := draw(in, out); err != nil {
