@@ -57,7 +57,6 @@ func TestRotateGivesEveryServerEveryPosition(t *testing.T) {
 	}
 }
 
-
 func TestParseOptionsRejectsBadValues(t *testing.T) {
 	for _, args := range [][]string{
 		{"-rounds", "0"}, {"-pipelines", "1,x"}, {"-conns", "0"}, {"-ops", "del"},
