@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,14 +106,6 @@ func create(t *testing.T, c *redis.Client, key string, v Value, expireAt int64) 
 	}
 }
 
-func checkRDB(t *testing.T, path string) {
-	t.Helper()
-	out, err := exec.Command(redistest.Binary(t, "redis-check-rdb"), path).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "RDB looks OK") {
-		t.Fatalf("redis-check-rdb %s: %v\n%s", path, err, out)
-	}
-}
-
 // TestRedisServerLoadsWrittenFile: a file written by this package passes
 // redis-check-rdb, and redis-server started on it serves every key with
 // the same value, type, expiry and OBJECT ENCODING.
@@ -129,7 +119,7 @@ func TestRedisServerLoadsWrittenFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkRDB(t, filepath.Join(dir, "dump.rdb"))
+	redistest.CheckRDB(t, filepath.Join(dir, "dump.rdb"))
 	addr := redistest.StartServer(t, "--dir", dir, "--dbfilename", "dump.rdb")
 	counts := map[int]int64{}
 	for _, k := range keys {
@@ -302,7 +292,7 @@ func TestRedisServerLoadsWrittenFunctions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkRDB(t, filepath.Join(dir, "dump.rdb"))
+	redistest.CheckRDB(t, filepath.Join(dir, "dump.rdb"))
 	c := dialRedis(t, redistest.StartServer(t, "--dir", dir, "--dbfilename", "dump.rdb"), 0)
 	if n, err := c.FCall(context.Background(), "answer", nil).Int(); err != nil || n != 42 {
 		t.Fatalf("FCALL answer: %d, %v", n, err)

@@ -175,7 +175,7 @@ func TestRedisServerAgreesOnLegacyEncodings(t *testing.T) {
 	if err := os.WriteFile(path, file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkRDB(t, path)
+	redistest.CheckRDB(t, path)
 	addr := redistest.StartServer(t, "--dir", dir, "--dbfilename", "legacy.rdb")
 	c := dialRedis(t, addr, 0)
 	for key, v := range want {

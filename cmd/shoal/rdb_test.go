@@ -84,15 +84,6 @@ func fillEveryType(t *testing.T, addr string) {
 	}
 }
 
-// checkRDB runs redis-check-rdb on path.
-func checkRDB(t *testing.T, path string) {
-	t.Helper()
-	out, err := exec.Command(redistest.Binary(t, "redis-check-rdb"), path).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "RDB looks OK") {
-		t.Fatalf("redis-check-rdb %s: %v\n%s", path, err, out)
-	}
-}
-
 // redisOn starts redis-server on the snapshot in dir.
 func redisOn(t *testing.T, dir string) string {
 	t.Helper()
@@ -207,7 +198,7 @@ func TestRDBSaveAndBGSaveUnderLoadLoadIntoRedis(t *testing.T) {
 			t.Fatalf("%s: %d of %d GET/SET during it failed", cmd, failed, ops)
 		}
 		saved := filepath.Join(dir, "dump.rdb")
-		checkRDB(t, saved)
+		redistest.CheckRDB(t, saved)
 		copyDir := t.TempDir()
 		b, err := os.ReadFile(saved)
 		if err != nil {

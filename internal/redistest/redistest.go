@@ -46,6 +46,16 @@ func Tool(t testing.TB, name, require, install string) string {
 	return ""
 }
 
+// CheckRDB runs redis-check-rdb on the snapshot at path and fails the test
+// unless it says "RDB looks OK".
+func CheckRDB(t testing.TB, path string) {
+	t.Helper()
+	out, err := exec.Command(Binary(t, "redis-check-rdb"), path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "RDB looks OK") {
+		t.Fatalf("redis-check-rdb %s: %v\n%s", path, err, out)
+	}
+}
+
 // FreePort asks the kernel for an unused loopback TCP port, never one it
 // has returned before in this test process: a port is free only until
 // someone binds it, so a test that takes two or three ports before starting
