@@ -19,7 +19,7 @@ import (
 // checks the random commands by their properties: counts, distinctness,
 // membership, and what SPOP leaves behind.
 func TestGoRedisHashesAndSets(t *testing.T) {
-	forEachProtocolOnShoal(t, func(t *testing.T, rdb *redis.Client, _ int) {
+	eachProtocolConn(t, func(rdb *redis.Client, _ int) {
 		testGoRedisHashes(t, rdb)
 		testGoRedisSets(t, rdb)
 	})

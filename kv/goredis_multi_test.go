@@ -22,10 +22,7 @@ import (
 // that fails at run time answering its own error and the others running.
 func TestGoRedisTxPipelined(t *testing.T) {
 	ctx := context.Background()
-	forEachProtocolOnShoal(t, func(t *testing.T, rdb *redis.Client, proto int) {
-		if err := rdb.FlushAll(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
+	eachProtocolConn(t, func(rdb *redis.Client, proto int) {
 		cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.Set(ctx, "n", 41, 0)
 			p.Incr(ctx, "n")
@@ -65,11 +62,10 @@ func TestGoRedisWatchRetriesAreExact(t *testing.T) {
 	conflicts := 0
 	errs := make(chan error, clients)
 	for c := 0; c < clients; c++ {
+		rdb := oneConn(t, srv.addr, 2+c%2)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rdb := redis.NewClient(&redis.Options{Addr: srv.addr, PoolSize: 1, Protocol: 2 + c%2})
-			defer rdb.Close()
 			for i := 0; i < perClient; i++ {
 				for {
 					err := rdb.Watch(ctx, func(tx *redis.Tx) error {
@@ -103,8 +99,7 @@ func TestGoRedisWatchRetriesAreExact(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: srv.addr})
-	defer rdb.Close()
+	rdb := oneConn(t, srv.addr, 3)
 	if got := rdb.Get(ctx, "counter").Val(); got != strconv.Itoa(clients*perClient) {
 		t.Errorf("counter = %s, want %d", got, clients*perClient)
 	}
@@ -126,11 +121,10 @@ func TestExecIsAtomicAcrossLoops(t *testing.T) {
 	errs := make(chan error, writers+readers)
 	stop := make(chan struct{})
 	for w := 0; w < writers; w++ {
+		rdb := oneConn(t, srv.addr, 3)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rdb := redis.NewClient(&redis.Options{Addr: srv.addr, PoolSize: 1})
-			defer rdb.Close()
 			for i := 0; i < rounds; i++ {
 				if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 					p.Incr(ctx, "a")
@@ -147,11 +141,10 @@ func TestExecIsAtomicAcrossLoops(t *testing.T) {
 	var rwg sync.WaitGroup
 	reads := make([]int, readers)
 	for r := 0; r < readers; r++ {
+		rdb := oneConn(t, srv.addr, 2+r%2)
 		rwg.Add(1)
 		go func() {
 			defer rwg.Done()
-			rdb := redis.NewClient(&redis.Options{Addr: srv.addr, PoolSize: 1, Protocol: 2 + r%2})
-			defer rdb.Close()
 			for {
 				select {
 				case <-stop:
@@ -183,8 +176,7 @@ func TestExecIsAtomicAcrossLoops(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: srv.addr})
-	defer rdb.Close()
+	rdb := oneConn(t, srv.addr, 3)
 	want := strconv.Itoa(writers * rounds)
 	if a, b := rdb.Get(ctx, "a").Val(), rdb.Get(ctx, "b").Val(); a != want || b != want {
 		t.Errorf("a=%s b=%s, want %s", a, b, want)

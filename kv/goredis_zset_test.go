@@ -14,7 +14,7 @@ import (
 // API, RESP3 (its default) and RESP2: the client must parse every reply
 // shape (flat and paired WITHSCORES, doubles, ZMPOP's nesting).
 func TestGoRedisZSets(t *testing.T) {
-	forEachProtocolOnShoal(t, func(t *testing.T, rdb *redis.Client, _ int) {
+	eachProtocolConn(t, func(rdb *redis.Client, _ int) {
 		testGoRedisZSets(t, rdb)
 	})
 }

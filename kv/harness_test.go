@@ -108,13 +108,6 @@ func forEachProtocol(t *testing.T, o redis.Options, fn func(t *testing.T, rdb *r
 	}
 }
 
-// forEachProtocolOnShoal is forEachProtocol on a fresh Shoal of two loops.
-func forEachProtocolOnShoal(t *testing.T, fn func(t *testing.T, rdb *redis.Client, proto int)) {
-	t.Helper()
-	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
-	forEachProtocol(t, redis.Options{Addr: srv.addr}, fn)
-}
-
 // goredisHelpers returns the checks of the go-redis typed-API tests: check
 // stops the test on an error, eq reports a value that prints other than
 // want.
