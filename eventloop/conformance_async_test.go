@@ -61,15 +61,16 @@ func TestConformAsyncWriteFromManyGoroutinesInOrder(t *testing.T) {
 	})
 }
 
-func goroutineID() string {
-	var b [64]byte
-	return strings.Fields(string(b[:runtime.Stack(b[:], false)]))[1]
-}
-
 // onLoop records the goroutine OnTraffic runs on.
 type onLoop struct {
 	*recorder
 	traffic chan string
+}
+
+// goroutineID returns the calling goroutine's number, from its stack header.
+func goroutineID() string {
+	var b [64]byte
+	return strings.Fields(string(b[:runtime.Stack(b[:], false)]))[1]
 }
 
 func (h onLoop) OnTraffic(c *eventloop.Conn, in []byte) int {
@@ -79,7 +80,8 @@ func (h onLoop) OnTraffic(c *eventloop.Conn, in []byte) int {
 
 // TestConformExecuteRunsOnTheLoop: Execute runs its function on the
 // connection's loop goroutine (where OnTraffic runs), and what it writes
-// is sent.
+// is sent; once the connection has closed, Execute and AsyncWrite return
+// ErrConnClosed.
 func TestConformExecuteRunsOnTheLoop(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engineCase) {
 		h := onLoop{newRecorder(), make(chan string, 1)}
@@ -100,6 +102,14 @@ func TestConformExecuteRunsOnTheLoop(t *testing.T) {
 		}
 		if got := readFull(t, client, 13); string(got) != "from execute\n" {
 			t.Fatalf("got %q", got)
+		}
+		client.Close()
+		eventually(t, "close", func() bool { return len(h.CloseErrs()) == 1 })
+		if err := c.Execute(func(*eventloop.Conn) {}); !errors.Is(err, eventloop.ErrConnClosed) {
+			t.Fatalf("Execute on a closed conn: %v", err)
+		}
+		if err := c.AsyncWrite([]byte("x")); !errors.Is(err, eventloop.ErrConnClosed) {
+			t.Fatalf("AsyncWrite on a closed conn: %v", err)
 		}
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -88,51 +87,6 @@ func TestShutdownAnswersWhatItReceived(t *testing.T) {
 	}
 	if _, err := dialErr(s); err == nil {
 		t.Fatal("server still accepts after Shutdown")
-	}
-}
-
-func goroutineID() string {
-	var b [64]byte
-	return strings.Fields(string(b[:runtime.Stack(b[:], false)]))[1]
-}
-
-type loopRecorder struct {
-	connCatcher
-	trafficGoroutine chan string
-}
-
-func (h *loopRecorder) OnTraffic(c *Conn, in []byte) int {
-	h.trafficGoroutine <- goroutineID()
-	return len(in)
-}
-
-func TestExecuteRunsOnTheLoop(t *testing.T) {
-	h := &loopRecorder{connCatcher: connCatcher{conns: make(chan *Conn, 1)}, trafficGoroutine: make(chan string, 1)}
-	s := startServer(t, h, Options{Loops: 1})
-	client := dial(t, s)
-	c := <-h.conns
-	client.Write([]byte("x"))
-	loopG := <-h.trafficGoroutine
-	ran := make(chan string, 1)
-	if err := c.Execute(func(c *Conn) {
-		c.WriteString("from execute\n")
-		ran <- goroutineID()
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if g := <-ran; g != loopG {
-		t.Fatalf("Execute ran on goroutine %s, the loop is %s", g, loopG)
-	}
-	if got := string(readN(t, client, 13)); got != "from execute\n" {
-		t.Fatalf("got %q", got)
-	}
-	client.Close()
-	waitFor(t, "close", func() bool { return len(h.CloseErrs()) == 1 })
-	if err := c.Execute(func(*Conn) {}); !errors.Is(err, ErrConnClosed) {
-		t.Fatalf("Execute on a closed conn: %v", err)
-	}
-	if err := c.AsyncWrite([]byte("x")); !errors.Is(err, ErrConnClosed) {
-		t.Fatalf("AsyncWrite on a closed conn: %v", err)
 	}
 }
 
