@@ -95,6 +95,8 @@ type replication struct {
 	downSince  atomic.Int64 // unix s the link went down; 0 if it never was up
 	lastIO     atomic.Int64 // unix ms of the last byte from the primary
 	synced     atomic.Bool  // the link reached linkConnected at least once since REPLICAOF
+	syncTotal  atomic.Int64 // the snapshot being received: its length (0 for the $EOF form)
+	syncRead   atomic.Int64 // and the bytes of it received so far
 
 	readOnly   atomic.Bool // replica-read-only
 	serveStale atomic.Bool // replica-serve-stale-data

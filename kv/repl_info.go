@@ -1,6 +1,9 @@
 package kv
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // ROLE and INFO replication, with Redis's field names and formats: Sentinel
 // and client libraries parse them.
@@ -70,6 +73,18 @@ func (h *Handler) replicationInfo(field func(k string, v any)) {
 		field("master_sync_in_progress", boolInt(st == linkTransfer))
 		field("slave_read_repl_offset", r.readOffset.Load())
 		field("slave_repl_offset", r.offset.Load())
+		if st == linkTransfer {
+			total, read := r.syncTotal.Load(), r.syncRead.Load()
+			perc := 0.0
+			if total > 0 {
+				perc = float64(read) / float64(total) * 100
+			}
+			field("master_sync_total_bytes", total)
+			field("master_sync_read_bytes", read)
+			field("master_sync_left_bytes", total-read)
+			field("master_sync_perc", strconv.FormatFloat(perc, 'f', 2, 64))
+			field("master_sync_last_io_seconds_ago", int64(time.Since(time.UnixMilli(r.lastIO.Load()))/time.Second))
+		}
 		if !up {
 			down := int64(-1)
 			if since := r.downSince.Load(); since != 0 {

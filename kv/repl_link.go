@@ -262,7 +262,10 @@ func (l *masterLink) fullSync(conn net.Conn, br *bufio.Reader, resync repl.Resyn
 		return fmt.Errorf("creating %s for the snapshot: %w", tmp, err)
 	}
 	defer os.Remove(tmp) // renamed away when the load succeeds
-	n, err := repl.CopyPayload(f, br, payload, func(int64) {
+	r.syncTotal.Store(max(payload.Length, 0))
+	r.syncRead.Store(0)
+	n, err := repl.CopyPayload(f, br, payload, func(n int64) {
+		r.syncRead.Store(n)
 		l.touch()
 		_ = conn.SetDeadline(time.Now().Add(timeout))
 	})

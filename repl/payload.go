@@ -99,10 +99,10 @@ func ParsePayloadHeader(line string) (Payload, error) {
 // away (io.ErrUnexpectedEOF) or the reader or writer failed.
 func CopyPayload(w io.Writer, r *bufio.Reader, p Payload, progress func(int64)) (int64, error) {
 	if p.Length >= 0 {
-		n, err := io.CopyN(w, r, p.Length)
 		if progress != nil {
-			progress(n)
+			w = &progressWriter{w: w, progress: progress}
 		}
+		n, err := io.CopyN(w, r, p.Length)
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
@@ -152,4 +152,18 @@ func copyUntilMark(w io.Writer, r *bufio.Reader, mark []byte, progress func(int6
 			progress(written)
 		}
 	}
+}
+
+// progressWriter tells progress the running count of what it wrote.
+type progressWriter struct {
+	w        io.Writer
+	n        int64
+	progress func(int64)
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.n += int64(n)
+	p.progress(p.n)
+	return n, err
 }

@@ -73,9 +73,15 @@ func TestCopyPayloadBothForms(t *testing.T) {
 			for _, size := range []int{16, 4096, 1 << 20} {
 				r := bufio.NewReaderSize(strings.NewReader(tc.in), size)
 				var out bytes.Buffer
-				n, err := CopyPayload(&out, r, p, nil)
-				if err != nil || n != int64(len(body)) || !bytes.Equal(out.Bytes(), body) {
-					t.Fatalf("buffer %d: %d bytes, %v", size, n, err)
+				var last int64
+				n, err := CopyPayload(&out, r, p, func(n int64) {
+					if n < last {
+						t.Fatalf("progress went back from %d to %d", last, n)
+					}
+					last = n
+				})
+				if err != nil || n != int64(len(body)) || !bytes.Equal(out.Bytes(), body) || last != n {
+					t.Fatalf("buffer %d: %d bytes (progress said %d), %v", size, n, last, err)
 				}
 				rest, _ := io.ReadAll(r)
 				if string(rest) != stream {

@@ -436,3 +436,43 @@ func TestReplicaKeepsItsDataWhenTheSyncFails(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaReportsASyncInProgress: while the snapshot arrives, ROLE says
+// sync and INFO replication has Redis's master_sync_* fields.
+func TestReplicaReportsASyncInProgress(t *testing.T) {
+	ctx := context.Background()
+	hold := make(chan struct{})
+	_, port, _ := net.SplitHostPort(fakePrimary(t, func(w *bufio.Writer) {
+		w.WriteString("\n\n$1000\r\nREDIS0010" + strings.Repeat("x", 241))
+		w.Flush()
+		<-hold
+	}))
+	t.Cleanup(func() { close(hold) })
+	p := startBinary(t, "--dir", t.TempDir())
+	c := authClient(t, p.addr(), "", 0)
+	if err := c.Do(ctx, "REPLICAOF", "127.0.0.1", port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info := infoFields(t, c, "replication")
+		if info["master_sync_read_bytes"] == "250" {
+			want := map[string]string{"master_sync_in_progress": "1", "master_sync_total_bytes": "1000",
+				"master_sync_left_bytes": "750", "master_sync_perc": "25.00", "master_link_status": "down"}
+			for k, v := range want {
+				if info[k] != v {
+					t.Errorf("%s: %q, want %q", k, info[k], v)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("INFO replication while syncing: %v", info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	role, _ := c.Do(ctx, "ROLE").Slice()
+	if len(role) != 5 || role[3] != "sync" || role[4] != int64(-1) {
+		t.Fatalf("ROLE while syncing: %v", role)
+	}
+}
