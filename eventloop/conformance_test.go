@@ -275,11 +275,18 @@ func TestConformMaxInboundBufferCloses(t *testing.T) {
 		r := newRecorder()
 		s := e.start(t, lines{r}, eventloop.Options{MaxInboundBuffer: 64 << 10})
 		c := dialServer(t, s)
+		kept := append(bytes.Repeat([]byte("k"), 60<<10), '\n') // under the limit: kept until its end arrives
+		c.Write(kept[:len(kept)-1])
+		c.Write(kept[len(kept)-1:])
+		if got := readFull(t, c, len(kept)); !bytes.Equal(got, kept) {
+			t.Fatal("a line under the limit came back damaged")
+		}
 		go c.Write(bytes.Repeat([]byte("x"), 256<<10)) // one line that never ends
 		eventually(t, "OnClose", func() bool { return len(r.CloseErrs()) == 1 })
-		if err := r.CloseErrs()[0]; !errors.Is(err, eventloop.ErrInboundLimit) {
-			t.Fatalf("OnClose error %v, want ErrInboundLimit", err)
+		if err := r.CloseErrs()[0]; !errors.Is(err, eventloop.ErrInboundLimit) || !strings.Contains(err.Error(), "limit 65536") {
+			t.Fatalf("OnClose error %v, want ErrInboundLimit naming the limit", err)
 		}
+		expectEOF(t, c)
 	})
 }
 
@@ -350,6 +357,13 @@ func TestConformMaxConnsRejectsWithMessage(t *testing.T) {
 		}
 		if s.NumConns() != 1 {
 			t.Fatalf("NumConns %d, want 1", s.NumConns())
+		}
+		first.Close() // frees the slot for a new connection
+		eventually(t, "the slot to free", func() bool { return s.NumConns() == 0 })
+		again := dialServer(t, s)
+		again.Write([]byte("again\n"))
+		if got := readFull(t, again, 6); string(got) != "again\n" {
+			t.Fatalf("a connection after the slot freed got %q", got)
 		}
 	})
 }

@@ -9,17 +9,6 @@ import (
 	"time"
 )
 
-func TestEcho(t *testing.T) {
-	s := startServer(t, &lineEcho{}, Options{})
-	c := dial(t, s)
-	if _, err := c.Write([]byte("hello\n")); err != nil {
-		t.Fatal(err)
-	}
-	if got := string(readN(t, c, 6)); got != "hello\n" {
-		t.Fatalf("got %q", got)
-	}
-}
-
 func TestPipelinedSplitAtEveryByte(t *testing.T) {
 	s := startServer(t, &lineEcho{}, Options{})
 	var req bytes.Buffer
@@ -44,31 +33,6 @@ func TestPipelinedSplitAtEveryByte(t *testing.T) {
 			t.Fatalf("split %d: replies differ:\n got %q\nwant %q", split, got, all)
 		}
 		c.Close()
-	}
-}
-
-func TestPipelinedByteAtATime(t *testing.T) {
-	s := startServer(t, &lineEcho{}, Options{})
-	c := dial(t, s)
-	c.(*net.TCPConn).SetNoDelay(true)
-	want := []byte("one\ntwo\nthree\n")
-	for i := range want {
-		if _, err := c.Write(want[i : i+1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := readN(t, c, len(want)); !bytes.Equal(got, want) {
-		t.Fatalf("got %q want %q", got, want)
-	}
-}
-
-func TestManyRequestsInOneRead(t *testing.T) {
-	s := startServer(t, &lineEcho{}, Options{})
-	c := dial(t, s)
-	req := numberedLines("%d\n", 10000)
-	go c.Write(req)
-	if got := readN(t, c, len(req)); !bytes.Equal(got, req) {
-		t.Fatal("replies out of order or damaged")
 	}
 }
 

@@ -2,12 +2,10 @@ package eventloop
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
 )
@@ -98,51 +96,12 @@ type bootRecorder struct {
 
 func (h *bootRecorder) OnBoot(s *Server) { h.booted = s }
 
-func TestMaxConnsRejectsWithMessage(t *testing.T) {
-	msg := "-ERR max number of clients reached\r\n"
+// TestOnBootGetsTheServer: OnBoot is given the Server that calls it.
+func TestOnBootGetsTheServer(t *testing.T) {
 	h := &bootRecorder{}
-	s := startServer(t, h, Options{MaxConns: 2, RejectMessage: []byte(msg)})
+	s := startServer(t, h, Options{})
 	if h.booted != s {
 		t.Fatalf("OnBoot got %p, want the server %p", h.booted, s)
-	}
-	a, b := dial(t, s), dial(t, s)
-	for _, c := range []interface{ Write([]byte) (int, error) }{a, b} {
-		c.Write([]byte("ok\n"))
-	}
-	readN(t, a, 3)
-	readN(t, b, 3)
-	extra := dial(t, s)
-	if got := string(readN(t, extra, len(msg))); got != msg {
-		t.Fatalf("rejected connection got %q", got)
-	}
-	expectEOF(t, extra)
-	if n := s.Rejected(); n != 1 {
-		t.Fatalf("Rejected() = %d after one refused connection, want 1", n)
-	}
-	a.Close()
-	waitFor(t, "a slot to free", func() bool { return s.NumConns() == 1 })
-	c := dial(t, s)
-	c.Write([]byte("again\n"))
-	if got := string(readN(t, c, 6)); got != "again\n" {
-		t.Fatalf("got %q", got)
-	}
-}
-
-func TestMaxInboundBufferCloses(t *testing.T) {
-	h := &lineEcho{}
-	s := startServer(t, h, Options{MaxInboundBuffer: 1024})
-	c := dial(t, s)
-	c.Write(bytes.Repeat([]byte{'a'}, 1000)) // under the limit: kept
-	c.Write([]byte("\n"))
-	if got := readN(t, c, 1001); len(got) != 1001 {
-		t.Fatal("short reply")
-	}
-	c.Write(bytes.Repeat([]byte{'a'}, 3000)) // no newline, over the limit
-	expectEOF(t, c)
-	waitFor(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
-	err := h.CloseErrs()[0]
-	if !errors.Is(err, ErrInboundLimit) || !strings.Contains(err.Error(), "limit 1024") {
-		t.Fatalf("close error %v, want ErrInboundLimit naming the limit", err)
 	}
 }
 
@@ -157,22 +116,6 @@ func TestOnTrafficConsumingTooMuchCloses(t *testing.T) {
 type badHandler struct{}
 
 func (badHandler) OnTraffic(c *Conn, in []byte) int { return len(in) + 1 }
-
-func TestShutdownDeadlineClosesStuckConnections(t *testing.T) {
-	h := &bigReply{}
-	s := startServer(t, h, Options{SocketSendBuffer: 4096})
-	c := dial(t, s)
-	c.Write([]byte("8000000\n")) // 8 MB reply the client never reads
-	waitFor(t, "output to back up", func() bool { return h.maxPending.Load() > 0 })
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Shutdown returned %v, want the deadline error", err)
-	}
-	if errs := h.CloseErrs(); len(errs) != 1 || !errors.Is(errs[0], ErrServerClosed) {
-		t.Fatalf("close errors %v, want one ErrServerClosed", errs)
-	}
-}
 
 // TestShutdownAnswersEverythingInTheSocketBuffer: requests that reached the
 // server's socket before Shutdown began are answered even when they are far
