@@ -109,16 +109,7 @@ func expireAt(arg []byte, kind int, now int64, cmd string) (int64, string) {
 func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errText string) {
 	var nx, xx, gt, lt bool
 	for _, opt := range args {
-		switch {
-		case ascii.EqualFold(opt, "NX"):
-			nx = true
-		case ascii.EqualFold(opt, "XX"):
-			xx = true
-		case ascii.EqualFold(opt, "GT"):
-			gt = true
-		case ascii.EqualFold(opt, "LT"):
-			lt = true
-		default:
+		if !setFlag(opt, []string{"NX", "XX", "GT", "LT"}, &nx, &xx, &gt, &lt) {
 			return 0, false, sanitizeError("ERR Unsupported option " + cString(opt, len(opt)))
 		}
 	}
@@ -139,6 +130,19 @@ func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errTex
 		cond = store.ExpireXX
 	}
 	return cond, xx && lt, ""
+}
+
+// setFlag is the option words that only switch something on (ZADD's NX
+// and CH, EXPIRE's GT, LCS's IDX, ...): when word is names[i], ignoring
+// case, it sets *flags[i] and reports true; another word, false.
+func setFlag(word []byte, names []string, flags ...*bool) bool {
+	for i, name := range names {
+		if ascii.EqualFold(word, name) {
+			*flags[i] = true
+			return true
+		}
+	}
+	return false
 }
 
 // parsePopCount reads the count of LPOP, RPOP, SPOP, ZPOPMIN and ZPOPMAX

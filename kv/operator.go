@@ -211,12 +211,7 @@ func cmdLCS(h *Handler, cl *client, args [][]byte) {
 	var minMatchLen int64
 	for j := 3; j < len(args); j++ {
 		switch opt := args[j]; {
-		case ascii.EqualFold(opt, "IDX"):
-			getIdx = true
-		case ascii.EqualFold(opt, "LEN"):
-			getLen = true
-		case ascii.EqualFold(opt, "WITHMATCHLEN"):
-			withMatchLen = true
+		case setFlag(opt, []string{"IDX", "LEN", "WITHMATCHLEN"}, &getIdx, &getLen, &withMatchLen):
 		case ascii.EqualFold(opt, "MINMATCHLEN") && j+1 < len(args):
 			n, ok := ascii.ParseInt(args[j+1])
 			if !ok {
@@ -552,16 +547,7 @@ func (h *Handler) unblock(id int64, withError bool) bool {
 func cmdShutdown(h *Handler, cl *client, args [][]byte) {
 	var save, noSave, abort, other bool
 	for _, a := range args[1:] {
-		switch {
-		case ascii.EqualFold(a, "nosave"):
-			noSave = true
-		case ascii.EqualFold(a, "save"):
-			save = true
-		case ascii.EqualFold(a, "now"), ascii.EqualFold(a, "force"):
-			other = true
-		case ascii.EqualFold(a, "abort"):
-			abort = true
-		default:
+		if !setFlag(a, []string{"nosave", "save", "now", "force", "abort"}, &noSave, &save, &other, &other, &abort) {
 			cl.writeError(errSyntax)
 			return
 		}

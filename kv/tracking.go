@@ -99,14 +99,7 @@ func cmdClientTracking(h *Handler, cl *client, args [][]byte) {
 				return
 			}
 			st.redirect, redirSet = id, true
-		case ascii.EqualFold(a, "bcast"):
-			st.bcast = true
-		case ascii.EqualFold(a, "optin"):
-			st.optin = true
-		case ascii.EqualFold(a, "optout"):
-			st.optout = true
-		case ascii.EqualFold(a, "noloop"):
-			st.noloop = true
+		case setFlag(a, []string{"bcast", "optin", "optout", "noloop"}, &st.bcast, &st.optin, &st.optout, &st.noloop):
 		case ascii.EqualFold(a, "prefix") && more:
 			j++
 			st.prefixes = append(st.prefixes, string(args[j]))

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
 )
@@ -316,24 +315,8 @@ func cmdZIncrBy(h *Handler, cl *client, args [][]byte) { h.zadd(cl, args, true) 
 func (h *Handler) zadd(cl *client, args [][]byte, incr bool) {
 	var nx, xx, gt, lt, ch bool
 	i := 2
-flags:
-	for ; i < len(args); i++ {
-		switch a := args[i]; {
-		case ascii.EqualFold(a, "nx"):
-			nx = true
-		case ascii.EqualFold(a, "xx"):
-			xx = true
-		case ascii.EqualFold(a, "ch"):
-			ch = true
-		case ascii.EqualFold(a, "incr"):
-			incr = true
-		case ascii.EqualFold(a, "gt"):
-			gt = true
-		case ascii.EqualFold(a, "lt"):
-			lt = true
-		default:
-			break flags
-		}
+	for i < len(args) && setFlag(args[i], []string{"nx", "xx", "ch", "incr", "gt", "lt"}, &nx, &xx, &ch, &incr, &gt, &lt) {
+		i++
 	}
 	pairs := args[i:]
 	switch {
