@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalkv/shoal/internal/procfs"
 	"github.com/shoalkv/shoal/internal/tcptest"
 )
 
@@ -105,18 +106,11 @@ func serveNet(c net.Conn) {
 func rssBytes(b *testing.B) int64 {
 	runtime.GC()
 	debug.FreeOSMemory()
-	data, err := os.ReadFile("/proc/self/status")
+	rss, err := procfs.RSS(os.Getpid())
 	if err != nil {
-		b.Skip("no /proc/self/status")
+		b.Skipf("no resident set size: %v", err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			kb, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
-			return kb << 10
-		}
-	}
-	b.Fatal("VmRSS missing")
-	return 0
+	return rss
 }
 
 // startChild runs this test binary as a client with the given mode and

@@ -5,9 +5,10 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalkv/shoal/internal/procfs"
 )
 
 // useHeap puts a fresh store's memory on the Go heap (before any key is written), so the
@@ -26,19 +27,14 @@ func heapObjectBytes() int64 {
 	return int64(m[0].Value.Uint64())
 }
 
-// rssBytes reads the resident set size from /proc/self/statm (Linux only).
+// rssBytes is this process's resident set size (Linux only).
 func rssBytes(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/statm")
+	rss, err := procfs.RSS(os.Getpid())
 	if err != nil {
-		t.Skipf("no /proc/self/statm: %v", err)
+		t.Skipf("no resident set size: %v", err)
 	}
-	f := strings.Fields(string(b))
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		t.Fatalf("statm %q: %v", b, err)
-	}
-	return pages * int64(os.Getpagesize())
+	return rss
 }
 
 func fillSmallKeys(s *Store, n int) {

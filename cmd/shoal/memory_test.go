@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shoalkv/shoal/internal/procfs"
 )
 
 // rssSlack is the documented bound on what a shoal process holds beyond maxmemory when
@@ -19,18 +20,11 @@ const rssSlack = 32 << 20
 // processRSS is VmRSS of pid in bytes.
 func processRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	rss, err := procfs.RSS(pid)
 	if err != nil {
-		t.Skipf("no /proc: %v", err)
+		t.Skipf("no resident set size: %v", err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
+	return rss
 }
 
 // TestRSSStaysWithinMaxMemory writes three times maxmemory of small keys into a shoal
