@@ -89,10 +89,10 @@ type migration struct {
 }
 
 // migrateResult is what the target answered: the client's reply and the
-// keys it restored, in the order sent.
+// keys it restored (indexes into migration.keys), in the order sent.
 type migrateResult struct {
 	reply []byte
-	acked [][]byte
+	acked []int
 }
 
 func cmdAsking(_ *Handler, cl *client, _ [][]byte) {
@@ -205,24 +205,27 @@ func cmdMigrate(h *Handler, cl *client, args [][]byte) {
 // the migration's goroutine and stops the world for it; otherwise it runs
 // in cl's command, inside EXEC or a script, which stopped it already. It
 // returns the AOF offset after its record (0 for none).
-func (h *Handler) applyMigrate(m *migration, acked [][]byte, cl *client) int64 {
+func (h *Handler) applyMigrate(m *migration, acked []int, cl *client) int64 {
 	if m.copy || len(acked) == 0 {
 		return 0
 	}
 	if cl == nil {
 		defer h.resumeWorld(nil, h.stopWorld(nil))
 	}
-	var stripes []int
 	if h.aof != nil && cl == nil {
-		stripes = h.lockKeyStripes(acked)
+		stripes := h.lockKeyStripes(m, acked)
 		defer h.unlockKeyStripes(stripes)
+		if h.rw.active.Load() {
+			h.copyStripesBeforeWrite(stripes) // before the deletes: a rewrite under way copies the values first
+		}
 	}
 	db := h.db(m.srcDB)
 	ds := dumpPool.Get().(*dumpScratch)
 	defer dumpPool.Put(ds)
 	var deleted [][]byte
-	for _, k := range acked {
-		if !m.unchanged(db, k, ds) || db.Del([][]byte{k}) == 0 {
+	for _, i := range acked {
+		k := m.keys[i].key
+		if !m.unchanged(db, i, ds) || db.Del([][]byte{k}) == 0 {
 			continue
 		}
 		deleted = append(deleted, k)
@@ -243,32 +246,23 @@ func (h *Handler) applyMigrate(m *migration, acked [][]byte, cl *client) int64 {
 		cl.aof.end = h.aof.End(append(buf, rec...))
 		return cl.aof.end
 	}
-	if h.rw.active.Load() {
-		h.copyStripesBeforeWrite(stripes)
-	}
 	return h.aof.End(append(h.aof.Select(h.aof.Begin(), m.srcDB), rec...))
 }
 
-// unchanged reports whether key still holds the value and expiry it was
-// dumped with.
-func (m *migration) unchanged(db *store.Store, key []byte, ds *dumpScratch) bool {
-	for i := range m.keys {
-		mk := &m.keys[i]
-		if string(mk.key) != string(key) {
-			continue
-		}
-		payload, found, err := appendDump(db, nil, key, ds)
-		return err == nil && found && string(payload) == string(mk.payload) && db.ExpireTime(key) == mk.expireAt
-	}
-	return false
+// unchanged reports whether m.keys[i] still holds the value and expiry
+// it was dumped with.
+func (m *migration) unchanged(db *store.Store, i int, ds *dumpScratch) bool {
+	mk := &m.keys[i]
+	payload, found, err := appendDump(db, nil, mk.key, ds)
+	return err == nil && found && string(payload) == string(mk.payload) && db.ExpireTime(mk.key) == mk.expireAt
 }
 
-// lockKeyStripes locks the AOF stripes of keys in ascending order, as
-// callLogged would for a command with these keys.
-func (h *Handler) lockKeyStripes(keys [][]byte) []int {
+// lockKeyStripes locks the AOF stripes of the keys in ascending order,
+// as callLogged would for a command with these keys.
+func (h *Handler) lockKeyStripes(m *migration, keys []int) []int {
 	var s []int
-	for _, k := range keys {
-		s = append(s, h.shared.ShardIndex(k))
+	for _, i := range keys {
+		s = append(s, h.shared.ShardIndex(m.keys[i].key))
 	}
 	slices.Sort(s)
 	s = slices.Compact(s)
@@ -287,8 +281,8 @@ func (h *Handler) unlockKeyStripes(s []int) {
 // appendRestores appends the pipeline for the target: AUTH and SELECT when
 // needed, then one RESTORE per key with its TTL as it is now; a key that
 // expired since it was dumped is left out, as Redis does. It returns the
-// keys sent.
-func (m *migration) appendRestores(dst []byte, selectDB bool, now int64) ([]byte, [][]byte) {
+// keys sent (indexes into m.keys).
+func (m *migration) appendRestores(dst []byte, selectDB bool, now int64) ([]byte, []int) {
 	if m.auth {
 		if m.user != nil {
 			dst = aof.AppendCommand(dst, []byte("AUTH"), m.user, m.pass)
@@ -299,8 +293,8 @@ func (m *migration) appendRestores(dst []byte, selectDB bool, now int64) ([]byte
 	if selectDB {
 		dst = aof.AppendCommand(dst, []byte("SELECT"), strconv.AppendInt(nil, m.db, 10))
 	}
-	var sent [][]byte
-	for _, k := range m.keys {
+	var sent []int
+	for i, k := range m.keys {
 		ttl := int64(0)
 		if k.expireAt >= 0 {
 			ttl = k.expireAt - now
@@ -321,7 +315,7 @@ func (m *migration) appendRestores(dst []byte, selectDB bool, now int64) ([]byte
 		if m.replace {
 			dst = aof.AppendArg(dst, []byte("REPLACE"))
 		}
-		sent = append(sent, k.key)
+		sent = append(sent, i)
 	}
 	return dst, sent
 }
