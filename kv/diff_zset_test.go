@@ -241,143 +241,152 @@ func init() {
 	}
 }
 
+// randomOpsAgainstRedis starts a redis-server and a Shoal and runs ops once
+// per protocol (RESP2, then RESP3) with a fresh connection to each (ref,
+// got) and a random source seeded with the protocol number plus seed, so
+// that both servers get the same commands and every run the same ones.
+func randomOpsAgainstRedis(t *testing.T, seed int64, ops func(t *testing.T, proto int, ref, got *rawConn, rng *rand.Rand)) {
+	redisAddr := startRedis(t)
+	shoal := startShoal(t, kv.Options{}, eventloop.Options{})
+	for _, proto := range []int{2, 3} {
+		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(int64(proto) + seed))
+			ops(t, proto, dialFresh(t, redisAddr, proto), dialFresh(t, shoal.addr, proto), rng)
+		})
+	}
+}
+
 // TestZSetRandomOpsAgainstRedis sends the same few thousand random
 // sorted-set commands to redis-server and to Shoal and compares every
 // reply: sets grow past the listpack limit and shrink, so both encodings
 // and the conversion between them meet every command.
 func TestZSetRandomOpsAgainstRedis(t *testing.T) {
-	redisAddr := startRedis(t)
-	shoal := startShoal(t, kv.Options{}, eventloop.Options{})
-	for _, proto := range []int{2, 3} {
-		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
-			ref, got := dialFresh(t, redisAddr, proto), dialFresh(t, shoal.addr, proto)
-			rng := rand.New(rand.NewSource(int64(proto)))
-			member := func() string {
-				k := rng.Intn(400)
-				if k == 7 {
-					return strings.Repeat("long", 20) // past the listpack's 64 bytes
-				}
-				return fmt.Sprint("m", k)
+	randomOpsAgainstRedis(t, 0, func(t *testing.T, _ int, ref, got *rawConn, rng *rand.Rand) {
+		member := func() string {
+			k := rng.Intn(400)
+			if k == 7 {
+				return strings.Repeat("long", 20) // past the listpack's 64 bytes
 			}
-			score := func() string {
-				switch rng.Intn(30) {
-				case 0:
-					return "inf"
-				case 1:
-					return "-inf"
-				case 2:
-					return "0.1"
-				}
-				return fmt.Sprint(float64(rng.Intn(200)-100) / 8)
+			return fmt.Sprint("m", k)
+		}
+		score := func() string {
+			switch rng.Intn(30) {
+			case 0:
+				return "inf"
+			case 1:
+				return "-inf"
+			case 2:
+				return "0.1"
 			}
-			bound := func() string {
-				v := score()
-				if rng.Intn(3) == 0 && v != "inf" && v != "-inf" {
-					return "(" + v
-				}
-				return v
+			return fmt.Sprint(float64(rng.Intn(200)-100) / 8)
+		}
+		bound := func() string {
+			v := score()
+			if rng.Intn(3) == 0 && v != "inf" && v != "-inf" {
+				return "(" + v
 			}
-			lexBound := func() string {
-				switch rng.Intn(8) {
-				case 0:
-					return "-"
-				case 1:
-					return "+"
-				}
-				return string("[("[rng.Intn(2)]) + member()
+			return v
+		}
+		lexBound := func() string {
+			switch rng.Intn(8) {
+			case 0:
+				return "-"
+			case 1:
+				return "+"
 			}
-			idx := func() string { return fmt.Sprint(rng.Intn(500) - 250) }
-			keys := []string{"r1", "r2", "r3"}
-			key := func() string { return keys[rng.Intn(len(keys))] }
-			withScores := func() []string {
+			return string("[("[rng.Intn(2)]) + member()
+		}
+		idx := func() string { return fmt.Sprint(rng.Intn(500) - 250) }
+		keys := []string{"r1", "r2", "r3"}
+		key := func() string { return keys[rng.Intn(len(keys))] }
+		withScores := func() []string {
+			if rng.Intn(2) == 0 {
+				return []string{"WITHSCORES"}
+			}
+			return nil
+		}
+		for i := 0; i < 4000; i++ {
+			var args []string
+			switch op := rng.Intn(26); op {
+			case 0, 1, 2, 3:
+				args = []string{"ZADD", key()}
+				for _, f := range []string{"NX", "XX", "GT", "LT", "CH"} {
+					if rng.Intn(8) == 0 {
+						args = append(args, f)
+					}
+				}
+				for n := rng.Intn(40) + 1; n > 0; n-- {
+					args = append(args, score(), member())
+				}
+			case 4:
+				args = []string{"ZINCRBY", key(), score(), member()}
+			case 5:
+				args = []string{"ZREM", key(), member(), member(), member()}
+			case 6:
+				args = append([]string{"ZRANGE", key(), idx(), idx()}, withScores()...)
+			case 7:
+				args = append([]string{"ZRANGEBYSCORE", key(), bound(), bound()}, withScores()...)
 				if rng.Intn(2) == 0 {
-					return []string{"WITHSCORES"}
+					args = append(args, "LIMIT", fmt.Sprint(rng.Intn(20)), fmt.Sprint(rng.Intn(30)-1))
 				}
-				return nil
+			case 8:
+				args = append([]string{"ZREVRANGEBYSCORE", key(), bound(), bound()}, withScores()...)
+				if rng.Intn(2) == 0 {
+					args = append(args, "LIMIT", fmt.Sprint(rng.Intn(20)), fmt.Sprint(rng.Intn(30)-1))
+				}
+			case 9:
+				args = []string{"ZRANK", key(), member()}
+			case 10:
+				args = []string{"ZREVRANK", key(), member()}
+			case 11:
+				args = []string{"ZCOUNT", key(), bound(), bound()}
+			case 12:
+				args = []string{"ZMSCORE", key(), member(), member()}
+			case 13:
+				args = append([]string{"ZREVRANGE", key(), idx(), idx()}, withScores()...)
+			case 14:
+				args = []string{"ZREMRANGEBYSCORE", key(), bound(), bound()}
+			case 15:
+				args = []string{"ZREMRANGEBYRANK", key(), idx(), idx()}
+			case 16:
+				args = []string{[]string{"ZPOPMIN", "ZPOPMAX"}[rng.Intn(2)], key(), fmt.Sprint(rng.Intn(5))}
+			case 17:
+				op := []string{"ZUNION", "ZINTER", "ZDIFF"}[rng.Intn(3)]
+				args = append([]string{op, "2", key(), key()}, withScores()...)
+			case 18:
+				op := []string{"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"}[rng.Intn(3)]
+				args = []string{op, key(), "2", key(), key()}
+			case 19:
+				args = []string{"ZADD", "lex", "0", member(), "0", member(), "0", member()}
+			case 20:
+				args = []string{"ZRANGEBYLEX", "lex", lexBound(), lexBound()}
+				if rng.Intn(2) == 0 {
+					args = append(args, "LIMIT", fmt.Sprint(rng.Intn(10)), fmt.Sprint(rng.Intn(30)-1))
+				}
+			case 21:
+				args = []string{"ZREVRANGEBYLEX", "lex", lexBound(), lexBound()}
+			case 22:
+				args = []string{"ZLEXCOUNT", "lex", lexBound(), lexBound()}
+			case 23:
+				args = []string{"ZREMRANGEBYLEX", "lex", lexBound(), lexBound()}
+			case 24:
+				args = []string{"ZRANGESTORE", key(), key(), bound(), bound(), "BYSCORE"}
+			default:
+				args = []string{"ZCARD", key()}
 			}
-			for i := 0; i < 4000; i++ {
-				var args []string
-				switch op := rng.Intn(26); op {
-				case 0, 1, 2, 3:
-					args = []string{"ZADD", key()}
-					for _, f := range []string{"NX", "XX", "GT", "LT", "CH"} {
-						if rng.Intn(8) == 0 {
-							args = append(args, f)
-						}
-					}
-					for n := rng.Intn(40) + 1; n > 0; n-- {
-						args = append(args, score(), member())
-					}
-				case 4:
-					args = []string{"ZINCRBY", key(), score(), member()}
-				case 5:
-					args = []string{"ZREM", key(), member(), member(), member()}
-				case 6:
-					args = append([]string{"ZRANGE", key(), idx(), idx()}, withScores()...)
-				case 7:
-					args = append([]string{"ZRANGEBYSCORE", key(), bound(), bound()}, withScores()...)
-					if rng.Intn(2) == 0 {
-						args = append(args, "LIMIT", fmt.Sprint(rng.Intn(20)), fmt.Sprint(rng.Intn(30)-1))
-					}
-				case 8:
-					args = append([]string{"ZREVRANGEBYSCORE", key(), bound(), bound()}, withScores()...)
-					if rng.Intn(2) == 0 {
-						args = append(args, "LIMIT", fmt.Sprint(rng.Intn(20)), fmt.Sprint(rng.Intn(30)-1))
-					}
-				case 9:
-					args = []string{"ZRANK", key(), member()}
-				case 10:
-					args = []string{"ZREVRANK", key(), member()}
-				case 11:
-					args = []string{"ZCOUNT", key(), bound(), bound()}
-				case 12:
-					args = []string{"ZMSCORE", key(), member(), member()}
-				case 13:
-					args = append([]string{"ZREVRANGE", key(), idx(), idx()}, withScores()...)
-				case 14:
-					args = []string{"ZREMRANGEBYSCORE", key(), bound(), bound()}
-				case 15:
-					args = []string{"ZREMRANGEBYRANK", key(), idx(), idx()}
-				case 16:
-					args = []string{[]string{"ZPOPMIN", "ZPOPMAX"}[rng.Intn(2)], key(), fmt.Sprint(rng.Intn(5))}
-				case 17:
-					op := []string{"ZUNION", "ZINTER", "ZDIFF"}[rng.Intn(3)]
-					args = append([]string{op, "2", key(), key()}, withScores()...)
-				case 18:
-					op := []string{"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"}[rng.Intn(3)]
-					args = []string{op, key(), "2", key(), key()}
-				case 19:
-					args = []string{"ZADD", "lex", "0", member(), "0", member(), "0", member()}
-				case 20:
-					args = []string{"ZRANGEBYLEX", "lex", lexBound(), lexBound()}
-					if rng.Intn(2) == 0 {
-						args = append(args, "LIMIT", fmt.Sprint(rng.Intn(10)), fmt.Sprint(rng.Intn(30)-1))
-					}
-				case 21:
-					args = []string{"ZREVRANGEBYLEX", "lex", lexBound(), lexBound()}
-				case 22:
-					args = []string{"ZLEXCOUNT", "lex", lexBound(), lexBound()}
-				case 23:
-					args = []string{"ZREMRANGEBYLEX", "lex", lexBound(), lexBound()}
-				case 24:
-					args = []string{"ZRANGESTORE", key(), key(), bound(), bound(), "BYSCORE"}
-				default:
-					args = []string{"ZCARD", key()}
-				}
-				want, have := ref.Do(args...), got.Do(args...)
-				if want != have {
-					t.Fatalf("op %d %q:\nredis: %q\nshoal: %q", i, args, want, have)
+			want, have := ref.Do(args...), got.Do(args...)
+			if want != have {
+				t.Fatalf("op %d %q:\nredis: %q\nshoal: %q", i, args, want, have)
+			}
+		}
+		for _, k := range append(keys, "lex") {
+			for _, args := range [][]string{{"ZRANGE", k, "0", "-1", "WITHSCORES"}, {"OBJECT", "ENCODING", k}} {
+				if want, have := ref.Do(args...), got.Do(args...); want != have {
+					t.Errorf("%q:\nredis: %q\nshoal: %q", args, want, have)
 				}
 			}
-			for _, k := range append(keys, "lex") {
-				for _, args := range [][]string{{"ZRANGE", k, "0", "-1", "WITHSCORES"}, {"OBJECT", "ENCODING", k}} {
-					if want, have := ref.Do(args...), got.Do(args...); want != have {
-						t.Errorf("%q:\nredis: %q\nshoal: %q", args, want, have)
-					}
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func init() {
