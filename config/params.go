@@ -108,7 +108,16 @@ func Params() []Param {
 		{Name: "replica-priority", Aliases: []string{"slave-priority"}, Kind: Int(0, math.MaxInt32), Default: "100", RunTime: true, Usage: "Sentinel promotes the replica with the lowest priority first (0: never), read from INFO"},
 		{Name: "replica-announced", Kind: YesNo, Default: "yes", RunTime: true, Usage: "no: Sentinel leaves this replica out of its replies, read from INFO"},
 		{Name: "repl-timeout", Kind: Int(1, math.MaxInt32), Default: "60", RunTime: true, Usage: "seconds without a byte from the primary after which a replica drops the link and reconnects"},
-		{Name: "repl-ping-replica-period", Aliases: []string{"repl-ping-slave-period"}, Kind: Int(1, math.MaxInt32), Default: "10", RunTime: true, Usage: "seconds between a primary's PINGs to its replicas (accepted; Shoal serves no replicas yet)"},
+		{Name: "repl-ping-replica-period", Aliases: []string{"repl-ping-slave-period"}, Kind: Int(1, math.MaxInt32), Default: "10", RunTime: true, Usage: "seconds between a primary's PINGs to its replicas"},
+
+		// Replication, primary side (package kv: kv/primary*.go). The
+		// backlog is created when the first replica connects, as Redis's.
+		{Name: "repl-backlog-size", Kind: Memory(16<<10, math.MaxInt64), Default: "1mb", RunTime: true, Usage: "bytes of the replication stream kept for replicas that reconnect (partial resync)"},
+		{Name: "repl-backlog-ttl", Kind: Int(0, math.MaxInt32), Default: "3600", RunTime: true, Usage: "seconds without replicas after which the backlog is freed (0: never)"},
+		{Name: "repl-diskless-sync", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: a full sync streams the snapshot as $EOF:<mark> to replicas that can take it; it is made in memory either way"},
+		{Name: "repl-diskless-sync-delay", Kind: Int(0, math.MaxInt32), Default: "5", RunTime: true, Usage: "accepted; Shoal starts each full sync at once"},
+		{Name: "min-replicas-to-write", Aliases: []string{"min-slaves-to-write"}, Kind: Int(0, math.MaxInt32), Default: "0", RunTime: true, Usage: "accepted; Shoal does not refuse writes for want of replicas yet"},
+		{Name: "min-replicas-max-lag", Aliases: []string{"min-slaves-max-lag"}, Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "accepted, with min-replicas-to-write"},
 	}
 	return append(params, inertParams()...)
 }
@@ -248,8 +257,6 @@ func inertParams() []Param {
 		{"rdb-save-incremental-fsync", yes, "yes", "a snapshot is synced once, before it replaces the old file"},
 		{"rdb-del-sync-files", no, "no", "Shoal has no replicas yet, so no snapshot is written for one (the replication issue)"},
 		{"replica-lazy-flush", no, "no", "Shoal is not a replica yet (the replication issue)"},
-		{"repl-diskless-sync", yes, "yes", "Shoal has no replicas yet (the replication issue)"},
-		{"repl-diskless-sync-delay", Int(0, math.MaxInt32), "5", "Shoal has no replicas yet (the replication issue)"},
 		{"repl-diskless-sync-max-replicas", Int(0, math.MaxInt32), "0", "Shoal has no replicas yet (the replication issue)"},
 		{"repl-diskless-load", Enum("disabled", "on-empty-db", "swapdb"), "disabled", "Shoal is not a replica yet (the replication issue)"},
 		{"repl-disable-tcp-nodelay", no, "no", "Shoal has no replicas yet (the replication issue)"},
