@@ -12,6 +12,7 @@ import (
 	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/internal/tcptest"
+	"github.com/shoalkv/shoal/internal/waittest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -200,16 +201,7 @@ func handshakeOK(args []string) ([]byte, bool) {
 }
 
 // eventually polls cond until it holds or the time is up.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+var eventually = waittest.Until
 
 func key(prefix string, i int) string { return fmt.Sprintf("%s:%d", prefix, i) }
 

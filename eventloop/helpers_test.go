@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoalkv/shoal/internal/waittest"
 )
 
 // lineEcho echoes every complete '\n'-terminated line and keeps partial
@@ -192,13 +194,7 @@ func readN(t testing.TB, c net.Conn, n int) []byte {
 // waitFor polls cond until it holds or fails the test after 20 s.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waittest.Until(t, 20*time.Second, what, cond)
 }
 
 // expectEOF asserts the server closed c (reads drain to EOF or reset).

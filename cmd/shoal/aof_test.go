@@ -22,6 +22,7 @@ import (
 
 	"github.com/shoalkv/shoal/internal/redistest"
 	"github.com/shoalkv/shoal/internal/tcptest"
+	"github.com/shoalkv/shoal/internal/waittest"
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
@@ -376,6 +377,22 @@ func TestRedisLoadsShoalAOF(t *testing.T) {
 	}
 }
 
+// waitRewritten waits until the server at c has finished its first AOF
+// rewrite, and shows its INFO persistence if it has not within the time.
+func waitRewritten(t *testing.T, c *redis.Client, within time.Duration) {
+	t.Helper()
+	var info string
+	defer func() {
+		if t.Failed() {
+			t.Logf("INFO persistence:\n%s", info)
+		}
+	}()
+	waittest.Until(t, within, "the first AOF rewrite to finish", func() bool {
+		info = c.Info(context.Background(), "persistence").Val()
+		return strings.Contains(info, "aof_rewrites:1") && !strings.Contains(info, "aof_rewrite_in_progress:1")
+	})
+}
+
 // redisLoadingAOF starts redis-server on a copy of the appendonly.aof shoal
 // wrote into dir and returns its address.
 func redisLoadingAOF(t *testing.T, dir string) string {
@@ -469,17 +486,7 @@ func TestAutoRewriteShrinksFile(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		info, _ := c.Info(ctx, "persistence").Result()
-		if strings.Contains(info, "aof_rewrites:1") && !strings.Contains(info, "aof_rewrite_in_progress:1") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no automatic rewrite:\n%s", info)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitRewritten(t, c, 10*time.Second)
 	p.terminate(t)
 	b, _ := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
 	if bytes.Count(b, []byte("incr")) > 2000 {
@@ -560,13 +567,9 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_FSIZE, unlimited, nil); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for c.Set(ctx, "after", "v", 0).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("writes still refused after the file could grow again")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waittest.Until(t, 10*time.Second, "writes accepted after the file could grow again", func() bool {
+		return c.Set(ctx, "after", "v", 0).Err() == nil
+	})
 	acked["after"] = true
 	p.kill(t)
 	p2 := startBinary(t, aofArgs(dir, "always")...)

@@ -68,17 +68,7 @@ func TestDatabasesThroughTheAOF(t *testing.T) {
 	mustDo(c0, "MOVE", "mover", "5")
 	mustDo(c3, "COPY", "list", "list3", "DB", "7")
 	mustDo(c0, "BGREWRITEAOF")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		info := c0.Info(ctx, "persistence").Val()
-		if strings.Contains(info, "aof_rewrites:1") && !strings.Contains(info, "aof_rewrite_in_progress:1") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rewrite did not finish:\n%s", info)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitRewritten(t, c0, 20*time.Second)
 	round(2)
 	mustDo(c0, "SWAPDB", "3", "9")
 	mustDo(dbClient(p.addr(), 15), "FLUSHDB")

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shoalkv/shoal/internal/redistest"
+	"github.com/shoalkv/shoal/internal/waittest"
 )
 
 // Snapshots with the real tools: files shoal writes pass redis-check-rdb
@@ -107,15 +108,10 @@ func persistenceField(t *testing.T, c *redis.Client, name string) string {
 // waitBGSave polls until no BGSAVE runs and returns its status.
 func waitBGSave(t *testing.T, c *redis.Client) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if persistenceField(t, c, "rdb_bgsave_in_progress") == "0" {
-			return persistenceField(t, c, "rdb_last_bgsave_status")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("BGSAVE still running after 30 s")
-	return ""
+	waittest.Until(t, 30*time.Second, "BGSAVE to finish", func() bool {
+		return persistenceField(t, c, "rdb_bgsave_in_progress") == "0"
+	})
+	return persistenceField(t, c, "rdb_last_bgsave_status")
 }
 
 // sameValueLoad rewrites keys with the values they already hold and reads
@@ -452,13 +448,9 @@ func TestRDBRepliesAsRedis(t *testing.T) {
 	if status := waitBGSave(t, c); status != "ok" {
 		t.Fatalf("scheduled BGSAVE: %s", status)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for persistenceField(t, c, "rdb_saves") != "1" {
-		if time.Now().After(deadline) {
-			t.Fatal("the scheduled BGSAVE did not run")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waittest.Until(t, 10*time.Second, "the scheduled BGSAVE to run", func() bool {
+		return persistenceField(t, c, "rdb_saves") == "1"
+	})
 }
 
 func TestRDBSIGTERMSavesWithAPolicy(t *testing.T) {
