@@ -3,7 +3,6 @@ package kv
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,7 +93,6 @@ type replication struct {
 	guard      atomic.Int32 // guard bits, for dispatch
 	downSince  atomic.Int64 // unix s the link went down; 0 if it never was up
 	lastIO     atomic.Int64 // unix ms of the last byte from the primary
-	synced     atomic.Bool  // the link reached linkConnected at least once since REPLICAOF
 	syncTotal  atomic.Int64 // the snapshot being received: its length (0 for the $EOF form)
 	syncRead   atomic.Int64 // and the bytes of it received so far
 
@@ -210,7 +208,7 @@ func cmdReplicaOf(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	h.setMaster(host, int(port))
-	h.opts.Logger.Info("REPLICAOF enabled (user request)", "primary", net.JoinHostPort(host, strconv.Itoa(int(port))), "id", cl.id, "addr", cl.addr)
+	h.opts.Logger.Info("REPLICAOF enabled (user request)", "primary", repl.Addr(host, int(port)), "id", cl.id, "addr", cl.addr)
 	cl.writeOK()
 }
 
@@ -223,7 +221,6 @@ func (h *Handler) setMaster(host string, port int) {
 	old := r.link
 	link := newMasterLink(h, host, port, old)
 	r.host, r.port, r.link = host, port, link
-	r.synced.Store(false)
 	r.downSince.Store(0)
 	r.state.Store(linkConnect)
 	r.mu.Unlock()

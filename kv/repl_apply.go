@@ -3,10 +3,10 @@ package kv
 import (
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
+	"github.com/shoalkv/shoal/repl"
 )
 
 // apply runs every complete command at the front of in as the primary's
@@ -17,7 +17,7 @@ import (
 // transaction's count when its EXEC ran, as Redis counts (so an ACK never
 // covers half a transaction). REPLCONF GETACK is answered here with the
 // offset before it.
-func (l *masterLink) apply(conn net.Conn, in []byte) (int, error) {
+func (l *masterLink) apply(conn *repl.Conn, in []byte) (int, error) {
 	h, r, cl := l.h, &l.h.repl, l.cl
 	gate := &cl.stats.gate
 	gate.enter()

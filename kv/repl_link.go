@@ -1,10 +1,8 @@
 package kv
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -12,7 +10,6 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/internal/ascii"
-	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/repl"
 )
 
@@ -43,7 +40,7 @@ type masterLink struct {
 	done    chan struct{} // closed when run returns
 
 	connMu sync.Mutex
-	conn   net.Conn // the current connection, nil between attempts
+	conn   *repl.Conn // the current connection, nil between attempts
 
 	cl      *client // the primary's client: its commands run as this client
 	pending int64   // bytes of a transaction applied but not yet counted (MULTI ... EXEC)
@@ -53,7 +50,7 @@ type masterLink struct {
 func newMasterLink(h *Handler, host string, port int, prev *masterLink) *masterLink {
 	l := &masterLink{h: h, host: host, port: port, prev: prev, quit: make(chan struct{}), done: make(chan struct{})}
 	l.cl = &client{h: h, proto: 2, authed: true, valueDigits: 1, conn: &masterConn{link: l},
-		id: h.clients.nextID.Add(1), addr: net.JoinHostPort(host, strconv.Itoa(port)), createdAt: nowMillis()}
+		id: h.clients.nextID.Add(1), addr: repl.Addr(host, port), createdAt: nowMillis()}
 	l.cl.parser.Limits = &h.opts.Limits
 	l.cl.stats = h.cmdStats.forLoop(-1)
 	return l
@@ -98,10 +95,8 @@ func (l *masterLink) run() {
 		}
 		if r.state.Load() == linkConnected {
 			wait = linkRetryFirst
-			r.downSince.Store(time.Now().Unix())
 		}
-		r.state.Store(linkConnect)
-		h.updateReplGuard()
+		l.setState(linkConnect)
 		log.Warn("the link to the primary is down; retrying", "primary", l.addr(), "reason", err, "retry_in", wait)
 		select {
 		case <-l.quit:
@@ -116,9 +111,8 @@ func (l *masterLink) run() {
 // returns why it ended.
 func (l *masterLink) session() error {
 	h, r := l.h, &l.h.repl
-	r.state.Store(linkConnecting)
-	timeout := time.Duration(h.params.Int("repl-timeout")) * time.Second
-	conn, err := net.DialTimeout("tcp", l.addr(), timeout)
+	l.setState(linkConnecting)
+	conn, err := repl.Dial(l.addr(), time.Duration(h.params.Int("repl-timeout"))*time.Second)
 	if err != nil {
 		return err
 	}
@@ -134,14 +128,13 @@ func (l *masterLink) session() error {
 	if l.stopped.Load() {
 		return errors.New("stopped")
 	}
-	r.state.Store(linkHandshake)
-	br := bufio.NewReaderSize(conn, 1<<20)
-	resync, err := l.handshake(conn, br, timeout)
+	l.setState(linkHandshake)
+	resync, err := l.handshake(conn)
 	if err != nil {
 		return err
 	}
 	if resync.Full {
-		if err := l.fullSync(conn, br, resync, timeout); err != nil {
+		if err := l.fullSync(conn, resync); err != nil {
 			return err
 		}
 	} else {
@@ -155,34 +148,18 @@ func (l *masterLink) session() error {
 	// LIST shows it, CLIENT KILL TYPE master drops the link.
 	h.clients.add(l.cl)
 	defer h.clients.remove(l.cl)
-	r.state.Store(linkConnected)
-	r.synced.Store(true)
-	r.downSince.Store(0)
-	h.updateReplGuard()
+	if !l.setState(linkConnected) {
+		return errors.New("stopped")
+	}
 	h.opts.Logger.Info("MASTER <-> REPLICA sync: the stream is flowing", "primary", l.addr(), "offset", r.offset.Load())
-	return l.stream(conn, br, timeout)
+	return l.stream(conn)
 }
 
 // handshake runs PING, AUTH, REPLCONF and PSYNC as redis-server's replica
 // does, and returns the primary's answer to PSYNC.
-func (l *masterLink) handshake(conn net.Conn, br *bufio.Reader, timeout time.Duration) (repl.Resync, error) {
+func (l *masterLink) handshake(conn *repl.Conn) (repl.Resync, error) {
 	h, r := l.h, &l.h.repl
-	ask := func(args ...string) (string, error) {
-		var b []byte
-		b = resp.AppendArrayHeader(b, len(args))
-		for _, a := range args {
-			b = resp.AppendBulkString(b, a)
-		}
-		_ = conn.SetDeadline(time.Now().Add(timeout))
-		if _, err := conn.Write(b); err != nil {
-			return "", err
-		}
-		line, err := repl.ReadLine(br, l.touch)
-		if err == nil {
-			l.touch()
-		}
-		return line, err
-	}
+	ask := func(args ...string) (string, error) { return conn.Ask(l.touch, args...) }
 	reply, err := ask("PING")
 	if err != nil {
 		return repl.Resync{}, fmt.Errorf("PING: %w", err)
@@ -232,6 +209,27 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && ascii.EqualFold([]byte(s[:len(prefix)]), prefix)
 }
 
+// setState moves the link state, if l is still the current link: a link
+// that REPLICAOF replaced or stopped no longer speaks for the node. Going
+// up or down also records when, and the guard bits follow.
+func (l *masterLink) setState(st int32) bool {
+	r := &l.h.repl
+	r.mu.Lock()
+	if r.link != l {
+		r.mu.Unlock()
+		return false
+	}
+	switch prev := r.state.Swap(st); {
+	case st == linkConnected:
+		r.downSince.Store(0)
+	case prev == linkConnected:
+		r.downSince.Store(time.Now().Unix())
+	}
+	r.mu.Unlock()
+	l.h.updateReplGuard()
+	return true
+}
+
 // touch records activity from the primary.
 func (l *masterLink) touch() { l.h.repl.lastIO.Store(time.Now().UnixMilli()) }
 
@@ -239,35 +237,21 @@ func (l *masterLink) touch() { l.h.repl.lastIO.Store(time.Now().UnixMilli()) }
 // directory, as Redis does, and loads it in place of the data set; the
 // history becomes the primary's from resync.Offset. A snapshot cut short
 // leaves the data set as it was.
-func (l *masterLink) fullSync(conn net.Conn, br *bufio.Reader, resync repl.Resync, timeout time.Duration) error {
+func (l *masterLink) fullSync(conn *repl.Conn, resync repl.Resync) error {
 	h, r := l.h, &l.h.repl
 	log := h.opts.Logger
-	r.state.Store(linkTransfer)
+	l.setState(linkTransfer)
 	log.Info("full resync from the primary", "primary", l.addr(), "replid", resync.ID, "offset", resync.Offset)
-	_ = conn.SetDeadline(time.Now().Add(timeout))
-	header, err := repl.ReadLine(br, func() {
-		l.touch()
-		_ = conn.SetDeadline(time.Now().Add(timeout))
-	})
-	if err != nil {
-		return fmt.Errorf("reading the snapshot's header: %w", err)
-	}
-	payload, err := repl.ParsePayloadHeader(header)
-	if err != nil {
-		return err
-	}
 	tmp := fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid())
 	f, err := os.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("creating %s for the snapshot: %w", tmp, err)
 	}
 	defer os.Remove(tmp) // renamed away when the load succeeds
-	r.syncTotal.Store(max(payload.Length, 0))
-	r.syncRead.Store(0)
-	n, err := repl.CopyPayload(f, br, payload, func(n int64) {
+	n, err := conn.ReadPayload(f, l.touch, func(n int64, p repl.Payload) {
+		r.syncTotal.Store(max(p.Length, 0))
 		r.syncRead.Store(n)
 		l.touch()
-		_ = conn.SetDeadline(time.Now().Add(timeout))
 	})
 	if err == nil {
 		err = f.Sync()
@@ -289,6 +273,10 @@ func (l *masterLink) fullSync(conn net.Conn, br *bufio.Reader, resync repl.Resyn
 		log.Warn("keeping the primary's snapshot as dbfilename failed", "err", err)
 	}
 	r.mu.Lock()
+	if r.link != l {
+		r.mu.Unlock()
+		return errors.New("stopped")
+	}
 	r.id, r.id2, r.secondOffset = resync.ID, repl.NoID, -1
 	r.offset.Store(resync.Offset)
 	r.readOffset.Store(resync.Offset)
@@ -303,6 +291,9 @@ func (l *masterLink) continued(resync repl.Resync) {
 	r := &l.h.repl
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.link != l {
+		return
+	}
 	if resync.ID != "" && resync.ID != r.id {
 		r.id2, r.secondOffset, r.id = r.id, r.offset.Load()+1, resync.ID
 	}
@@ -312,7 +303,7 @@ func (l *masterLink) continued(resync repl.Resync) {
 
 // stream reads the primary's commands and applies them until the link
 // fails, acknowledging the offset every second.
-func (l *masterLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Duration) error {
+func (l *masterLink) stream(conn *repl.Conn) error {
 	r := &l.h.repl
 	buf := make([]byte, 0, 64<<10)
 	chunk := make([]byte, 64<<10)
@@ -323,8 +314,7 @@ func (l *masterLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Durati
 				return err
 			}
 		}
-		_ = conn.SetReadDeadline(time.Now().Add(ackEvery))
-		n, err := br.Read(chunk)
+		n, err := conn.Read(chunk, ackEvery)
 		if n > 0 {
 			l.touch()
 			r.readOffset.Add(int64(n))
@@ -338,14 +328,11 @@ func (l *masterLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Durati
 				buf = append(make([]byte, 0, 64<<10), buf...)
 			}
 		}
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				if idle := time.Since(time.UnixMilli(r.lastIO.Load())); idle > timeout {
-					return fmt.Errorf("no data from the primary for %v (repl-timeout)", idle.Round(time.Second))
-				}
-				continue
+		if errors.Is(err, repl.ErrNoData) {
+			if idle := time.Since(time.UnixMilli(r.lastIO.Load())); idle > conn.Timeout {
+				return fmt.Errorf("no data from the primary for %v (repl-timeout)", idle.Round(time.Second))
 			}
+		} else if err != nil {
 			return err
 		}
 	}
@@ -353,14 +340,7 @@ func (l *masterLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Durati
 }
 
 // ack sends REPLCONF ACK with the offset applied.
-func (l *masterLink) ack(conn net.Conn) error {
+func (l *masterLink) ack(conn *repl.Conn) error {
 	l.lastAck = time.Now()
-	var b []byte
-	b = resp.AppendArrayHeader(b, 3)
-	b = resp.AppendBulkString(b, "REPLCONF")
-	b = resp.AppendBulkString(b, "ACK")
-	b = resp.AppendBulkString(b, strconv.FormatInt(l.h.repl.offset.Load(), 10))
-	_ = conn.SetWriteDeadline(time.Now().Add(time.Duration(l.h.params.Int("repl-timeout")) * time.Second))
-	_, err := conn.Write(b)
-	return err
+	return conn.Ack(l.h.repl.offset.Load())
 }

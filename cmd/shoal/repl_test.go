@@ -621,3 +621,43 @@ func TestReplicaWithAWrongMasterauth(t *testing.T) {
 	waitCaughtUp(t, primary, replica, p)
 	compareDatasets(t, primaryAddr, "right", p.addr())
 }
+
+// TestReplicaOfNoOneDuringASync: promoted while its link is in the middle
+// of a sync, shoal stays a writable primary whatever the stopped link does
+// after.
+func TestReplicaOfNoOneDuringASync(t *testing.T) {
+	ctx := context.Background()
+	hold := make(chan struct{})
+	_, port, _ := net.SplitHostPort(fakePrimary(t, func(w *bufio.Writer) {
+		w.WriteString("$1000\r\nREDIS0010")
+		w.Flush()
+		<-hold
+		w.WriteString(strings.Repeat("x", 991)) // the rest, after the promotion
+	}))
+	p := startBinary(t, "--dir", t.TempDir())
+	c := authClient(t, p.addr(), "", 0)
+	if err := c.Do(ctx, "REPLICAOF", "127.0.0.1", port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for infoFields(t, c, "replication")["master_sync_in_progress"] != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no sync in progress:\n%s", p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	time.Sleep(300 * time.Millisecond)
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET after REPLICAOF NO ONE: %v", err)
+	}
+	if role, _ := c.Do(ctx, "ROLE").Slice(); len(role) != 3 || role[0] != "master" {
+		t.Fatalf("ROLE: %v", role)
+	}
+	if info := infoFields(t, c, "replication"); info["role"] != "master" || info["master_sync_in_progress"] != "" {
+		t.Fatalf("INFO replication: %v", info)
+	}
+}
