@@ -3,6 +3,7 @@ package kv
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoalkv/shoal/aof"
@@ -190,9 +191,21 @@ func cmdMigrate(h *Handler, cl *client, args [][]byte) {
 	quiet := s.reply != replyOn // CLIENT REPLY OFF or SKIP: dispatch suppresses nothing of a later reply
 	s.blocked = w
 	h.blocking.blocked.Add(1)
+	var counters *commandCounters
+	if cmd := cl.lastCmd.Load(); cmd != nil && cl.stats != nil {
+		counters = &cl.stats.cmds[cmd.statsID]
+	}
 	go func() {
 		res := h.transfer(m)
 		end := h.applyMigrate(m, res.acked, nil)
+		if isErrorLine(res.reply) {
+			// Counted as it would have been in the command: the call
+			// failed, and INFO's error replies have one more.
+			h.errors.count(strings.TrimSuffix(string(res.reply[1:]), "\r\n"))
+			if counters != nil {
+				counters.failed.Add(1)
+			}
+		}
 		if quiet {
 			res.reply = nil
 		}

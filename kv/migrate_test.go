@@ -692,3 +692,31 @@ func TestMigrateToItself(t *testing.T) {
 		t.Errorf("MIGRATE to itself: redis-server %q, shoal %q", replies[0], replies[1])
 	}
 }
+
+// TestMigrateCountsTargetErrors: a target's error counts as the call's
+// failure and as an error reply in INFO, as in Redis, though it arrives
+// after the command was parked.
+func TestMigrateCountsTargetErrors(t *testing.T) {
+	target := dialRaw(t, startRedis(t))
+	target.Do("SET", "k", "there")
+	host, port := hostPort(t, target.C.RemoteAddr().String())
+	var stats [2]string
+	for i, addr := range []string{startRedis(t), startShoal(t, kv.Options{}, eventloop.Options{}).addr} {
+		c := dialRaw(t, addr)
+		c.Do("SET", "k", "v")
+		c.Do("CONFIG", "RESETSTAT")
+		c.Do("MIGRATE", host, port, "k", "0", "5000") // BUSYKEY
+		info := c.Do("INFO", "all")
+		for _, line := range strings.Split(info, "\r\n") {
+			if strings.HasPrefix(line, "total_error_replies:") || strings.HasPrefix(line, "errorstat_") {
+				stats[i] += line + " "
+			}
+			if strings.HasPrefix(line, "cmdstat_migrate:") {
+				stats[i] += line[strings.Index(line, "rejected_calls"):] + " "
+			}
+		}
+	}
+	if stats[0] != stats[1] || !strings.Contains(stats[1], "failed_calls=1") {
+		t.Errorf("after a target's BUSYKEY: redis-server %q, shoal %q", stats[0], stats[1])
+	}
+}
