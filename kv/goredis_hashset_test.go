@@ -19,7 +19,8 @@ import (
 // checks the random commands by their properties: counts, distinctness,
 // membership, and what SPOP leaves behind.
 func TestGoRedisHashesAndSets(t *testing.T) {
-	eachProtocolConn(t, func(rdb *redis.Client, _ int) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
+	forEachProtocol(t, redis.Options{Addr: srv.addr}, func(t *testing.T, rdb *redis.Client, _ int) {
 		testGoRedisHashes(t, rdb)
 		testGoRedisSets(t, rdb)
 	})

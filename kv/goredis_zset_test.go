@@ -8,13 +8,17 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
 )
 
 // TestGoRedisZSets drives the sorted-set commands through go-redis's typed
 // API, RESP3 (its default) and RESP2: the client must parse every reply
 // shape (flat and paired WITHSCORES, doubles, ZMPOP's nesting).
 func TestGoRedisZSets(t *testing.T) {
-	eachProtocolConn(t, func(rdb *redis.Client, _ int) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
+	forEachProtocol(t, redis.Options{Addr: srv.addr}, func(t *testing.T, rdb *redis.Client, _ int) {
 		testGoRedisZSets(t, rdb)
 	})
 }
