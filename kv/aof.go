@@ -133,9 +133,11 @@ func (h *Handler) callReader(cl *client, cmd *command, args [][]byte) {
 
 // callLogged runs a write command under its stripes and logs what it did.
 func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
-	if msg := h.aof.WriteError(); msg != "" {
-		cl.writeError("MISCONF " + msg)
-		return
+	if h.aof != nil {
+		if msg := h.aof.WriteError(); msg != "" {
+			cl.writeError("MISCONF " + msg)
+			return
+		}
 	}
 	if cl.aof == nil {
 		// Allocated on a client's first write, so that clients that only
@@ -179,8 +181,21 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	if len(rec) == 0 {
 		return
 	}
-	buf := cl.execLogPrefix(h.aof.Select(h.aof.Begin(), int(cl.selected.Load())))
-	cl.aof.end = h.aof.End(append(buf, rec...))
+	db := int(cl.selected.Load())
+	if h.aof != nil {
+		buf := cl.execLogPrefix(h.aof.Select(h.aof.Begin(), db))
+		cl.aof.end = h.aof.End(append(buf, rec...))
+	}
+	if h.primary.feeding.Load() {
+		h.feedStream(db, rec) // primary.go
+	}
+}
+
+// logsEffects reports whether cl's logEffect command must leave its
+// record in cl.aof.effect: it is logged (to the file or the replication
+// stream), and not a replay.
+func (cl *client) logsEffects() bool {
+	return cl.aof != nil && cl.h != nil && (cl.h.aof != nil || cl.h.primary.feeding.Load())
 }
 
 // absentKeys appends the positions of cmd's keys that are missing or

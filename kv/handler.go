@@ -114,6 +114,7 @@ type Handler struct {
 	pause           pauseState                // CLIENT PAUSE (pause.go)
 	snap            atomic.Pointer[snapshots] // SAVE, BGSAVE, the save policy's cron (save.go)
 	repl            replication               // REPLICAOF, the link to a primary, the history's ID and offset (repl.go)
+	primary         primarySide               // replicas, the stream and its backlog (primary.go)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -228,6 +229,7 @@ func (h *Handler) CloseClient(cl *Client) {
 	h.stopTracking(c)
 	h.stopMonitor(c)
 	h.forgetPaused(c)
+	h.forgetReplica(c)
 	if s := c.sess.Load(); s != nil {
 		h.endSession(c, s)
 	}
@@ -454,7 +456,7 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	}
 	replyStart := len(cl.out)
 	switch {
-	case h.aof != nil && cmd.logged:
+	case cmd.logged && (h.aof != nil || h.primary.feeding.Load()):
 		h.callLogged(cl, cmd, args)
 	case h.aof != nil && cmd.reads:
 		h.callReader(cl, cmd, args)

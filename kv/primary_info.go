@@ -1,0 +1,209 @@
+package kv
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/shoalkv/shoal/internal/ascii"
+)
+
+// WAIT, and the primary's part of ROLE and INFO replication, with Redis's
+// formats.
+
+var errNowReplica = errors.New("the server became a replica: its replicas are dropped")
+
+// replWait is a parked WAIT.
+type replWait struct {
+	w      *waiter
+	offset int64 // the stream's offset when WAIT ran
+	need   int64
+}
+
+var getAckRecord = []byte("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n")
+
+func cmdWait(h *Handler, cl *client, args [][]byte) {
+	if h.repl.state.Load() != linkNone {
+		cl.writeError(errWaitReplica)
+		return
+	}
+	need, ok := ascii.ParseInt(args[1])
+	if !ok {
+		cl.writeError(errNotInteger)
+		return
+	}
+	timeout, ok := ascii.ParseInt(args[2])
+	if !ok {
+		cl.writeError("ERR timeout is not an integer or out of range")
+		return
+	}
+	if timeout < 0 {
+		cl.writeError("ERR timeout is negative")
+		return
+	}
+	offset := h.repl.offset.Load()
+	n := h.ackedReplicas(offset)
+	if n >= need || cl.conn == nil || cl.inExec() {
+		cl.writeInt(n)
+		return
+	}
+	// Park: the reply comes from checkWaits (an ACK) or the timer.
+	w := &waiter{cl: cl, req: blockRequest{timeoutReply: nil}, db: cl.selected.Load()}
+	rw := &replWait{w: w, offset: offset, need: need}
+	b := &h.blocking
+	b.mu.Lock()
+	w.state = waitParked
+	b.registered.Add(1)
+	cl.sessionOf().blocked = w
+	b.blocked.Add(1)
+	if timeout > 0 {
+		w.timer = time.AfterFunc(time.Duration(timeout)*time.Millisecond, func() { h.finishReplWait(rw) })
+	}
+	b.mu.Unlock()
+	p := &h.primary
+	p.mu.Lock()
+	p.waits = append(p.waits, rw)
+	// Ask the replicas for their offsets now, as Redis does before it
+	// sleeps, rather than waiting for their next ACK (a second).
+	if len(p.replicas) > 0 {
+		p.appendLocked(h, getAckRecord)
+	}
+	p.mu.Unlock()
+}
+
+// ackedReplicas counts the replicas that acknowledged offset.
+func (h *Handler) ackedReplicas(offset int64) int64 {
+	p := &h.primary
+	if !p.feeding.Load() {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := int64(0)
+	for _, r := range p.replicas {
+		if r.online && r.ack.Load() >= offset {
+			n++
+		}
+	}
+	return n
+}
+
+// checkWaits answers the WAITs their replicas now satisfy.
+func (h *Handler) checkWaits() {
+	p := &h.primary
+	p.mu.Lock()
+	if len(p.waits) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	waits := append([]*replWait(nil), p.waits...)
+	p.mu.Unlock()
+	for _, rw := range waits {
+		if h.ackedReplicas(rw.offset) >= rw.need {
+			h.finishReplWait(rw)
+		}
+	}
+}
+
+// finishReplWait answers a parked WAIT with the replicas that have its
+// offset now, once (an ACK, the timeout and a close may race).
+func (h *Handler) finishReplWait(rw *replWait) {
+	p := &h.primary
+	p.mu.Lock()
+	for i, o := range p.waits {
+		if o == rw {
+			p.waits = append(p.waits[:i], p.waits[i+1:]...)
+			break
+		}
+	}
+	p.mu.Unlock()
+	w := rw.w
+	b := &h.blocking
+	b.mu.Lock()
+	if w.state == waitDone { // disconnected (cancelWait), or answered
+		b.mu.Unlock()
+		return
+	}
+	b.unregister(w)
+	b.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	reply := strconv.AppendInt([]byte{':'}, h.ackedReplicas(rw.offset), 10)
+	reply = append(reply, "\r\n"...)
+	_ = w.cl.conn.Run(func() { h.finishWait(w, reply, 0) })
+}
+
+// replicaStates writes INFO replication's connected_slaves and one
+// slaveN line per replica, as Redis: state wait_bgsave until the snapshot
+// is handed over, then online; lag is the seconds since its last ACK.
+func (h *Handler) replicaStates(field func(k string, v any)) {
+	p := &h.primary
+	p.mu.Lock()
+	list := append([]*replica(nil), p.replicas...)
+	online := make([]bool, len(list))
+	for i, r := range list {
+		online[i] = r.online
+	}
+	p.mu.Unlock()
+	field("connected_slaves", len(list))
+	now := time.Now().UnixMilli()
+	for i, r := range list {
+		state := "wait_bgsave"
+		if online[i] {
+			state = "online"
+		}
+		lag := (now - r.ackAt.Load()) / 1000
+		field("slave"+strconv.Itoa(i), "ip="+r.conf.ip+",port="+strconv.Itoa(r.conf.port)+",state="+state+
+			",offset="+strconv.FormatInt(r.ack.Load(), 10)+",lag="+strconv.FormatInt(lag, 10))
+	}
+}
+
+// backlogInfo writes INFO replication's repl_backlog_* fields.
+func (h *Handler) backlogInfo(field func(k string, v any)) {
+	p := &h.primary
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.backlog == nil {
+		field("repl_backlog_active", 0)
+		field("repl_backlog_size", h.params.Int("repl-backlog-size"))
+		field("repl_backlog_first_byte_offset", 0)
+		field("repl_backlog_histlen", 0)
+		return
+	}
+	field("repl_backlog_active", 1)
+	field("repl_backlog_size", p.backlog.Size())
+	field("repl_backlog_first_byte_offset", p.backlog.FirstByte())
+	field("repl_backlog_histlen", p.backlog.HistLen())
+}
+
+// syncStats writes INFO stats' sync_full, sync_partial_ok and
+// sync_partial_err.
+func (h *Handler) syncStats(field func(k string, v any)) {
+	p := &h.primary
+	field("sync_full", p.syncFull.Load())
+	field("sync_partial_ok", p.syncPartialOK.Load())
+	field("sync_partial_err", p.syncPartialErr.Load())
+}
+
+// writeRoleReplicas writes the rest of a primary's ROLE reply: its offset
+// and [ip, port, acknowledged offset] of each online replica.
+func (h *Handler) writeRoleReplicas(cl *client) {
+	p := &h.primary
+	cl.writeInt(h.repl.offset.Load())
+	p.mu.Lock()
+	var list []*replica
+	for _, r := range p.replicas {
+		if r.online {
+			list = append(list, r)
+		}
+	}
+	p.mu.Unlock()
+	cl.writeArray(len(list))
+	for _, r := range list {
+		cl.writeArray(3)
+		cl.writeBulkStr(r.conf.ip)
+		cl.writeBulkStr(strconv.Itoa(r.conf.port))
+		cl.writeBulkStr(strconv.FormatInt(r.ack.Load(), 10))
+	}
+}

@@ -1,0 +1,151 @@
+package kv
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/shoalkv/shoal/repl"
+)
+
+// Full sync and the primary's timers.
+
+// fullSync sends r the snapshot of one instant and then the stream from
+// that instant (primary.go). It runs on its own goroutine; sync is the
+// old SYNC, which gets no +FULLRESYNC line.
+func (h *Handler) fullSync(r *replica, sync bool) {
+	p := &h.primary
+	// The instant: no batch running, then no write in flight (each holds
+	// its stripes from its store operation to its record).
+	stopped := h.stopWorld(nil)
+	for i := range h.stripes {
+		h.stripes[i].Lock()
+	}
+	id, _, _ := h.replIDs()
+	p.mu.Lock()
+	offset := h.repl.offset.Load()
+	if p.backlog == nil {
+		p.backlog = repl.NewBacklog(int(h.params.Int("repl-backlog-size")), offset)
+	}
+	p.db = -1 // the replica starts in database 0: the next record selects its own
+	r.ack.Store(offset)
+	r.ackAt.Store(time.Now().UnixMilli())
+	p.replicas = append(p.replicas, r)
+	p.mu.Unlock()
+	h.resumeWorld(nil, stopped)
+
+	if !sync {
+		r.sub.deliverRaw([]byte("+FULLRESYNC "+id+" "+strconv.FormatInt(offset, 10)+"\r\n"), 0)
+	}
+	start := time.Now()
+	rdb, err := h.snapshotBytes()
+	for i := range h.stripes {
+		h.stripes[i].Unlock()
+	}
+	if err != nil {
+		h.opts.Logger.Warn("full sync failed: the snapshot could not be made", "addr", replicaName(r), "err", err)
+		r.cl.abort(err)
+		return
+	}
+	var head []byte
+	var mark string
+	if r.conf.capaEOF && h.params.Bool("repl-diskless-sync") {
+		mark = newMark()
+		head = []byte("$EOF:" + mark + "\r\n")
+	} else {
+		head = []byte("$" + strconv.Itoa(len(rdb)) + "\r\n")
+	}
+	r.sub.deliverRaw(head, 0)
+	r.sub.deliverRaw(rdb, 0)
+	if mark != "" {
+		r.sub.deliverRaw([]byte(mark), 0)
+	}
+	p.mu.Lock()
+	if !r.gone {
+		r.sub.deliverRaw(r.pending, 0)
+		r.pending = nil
+		r.online = true
+	}
+	p.mu.Unlock()
+	h.opts.Logger.Info("synchronization with replica succeeded", "addr", replicaName(r), "offset", offset,
+		"bytes", len(rdb), "took", time.Since(start).Round(time.Millisecond).String())
+}
+
+// snapshotBytes encodes every database, as SAVE writes it, into memory.
+func (h *Handler) snapshotBytes() ([]byte, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(&buf, pr)
+		pr.Close()
+		done <- err
+	}()
+	_, err = h.writeSnapshot(pw)
+	pw.Close()
+	if cerr := <-done; err == nil {
+		err = cerr
+	}
+	return buf.Bytes(), err
+}
+
+// primaryCron runs once a second from the first replica on: it pings the
+// replicas every repl-ping-replica-period seconds (a PING in the stream,
+// as Redis, so that they see the link alive and their offsets move),
+// answers WAITs that timed out, and frees the backlog after
+// repl-backlog-ttl seconds without replicas.
+func (h *Handler) primaryCron() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	p := &h.primary
+	p.mu.Lock()
+	p.lastPing = time.Now()
+	p.mu.Unlock()
+	for {
+		select {
+		case <-h.done:
+			return
+		case now := <-t.C:
+			h.pingReplicas(now)
+			h.checkWaits()
+		}
+	}
+}
+
+var pingRecord = []byte("*1\r\n$4\r\nPING\r\n")
+
+func (h *Handler) pingReplicas(now time.Time) {
+	p := &h.primary
+	period := time.Duration(h.params.Int("repl-ping-replica-period")) * time.Second
+	ttl := time.Duration(h.params.Int("repl-backlog-ttl")) * time.Second
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if h.repl.state.Load() != linkNone {
+		// Became a replica: its own replicas would follow another
+		// history; drop them, as Redis does.
+		for _, r := range p.replicas {
+			r.gone = true
+			r.cl.abort(errNowReplica)
+		}
+		p.replicas = nil
+		return
+	}
+	if len(p.replicas) > 0 && now.Sub(p.lastPing) >= period {
+		p.lastPing = now
+		p.appendLocked(h, pingRecord)
+	}
+	if p.backlog != nil && len(p.replicas) == 0 && ttl > 0 && !p.emptySince.IsZero() && now.Sub(p.emptySince) >= ttl {
+		p.backlog = nil
+		h.opts.Logger.Info("replication backlog freed after repl-backlog-ttl without replicas", "ttl", ttl.String())
+	}
+	if p.backlog != nil {
+		if size := int(h.params.Int("repl-backlog-size")); size != p.backlog.Size() {
+			p.backlog.Resize(size)
+		}
+	}
+}
