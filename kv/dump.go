@@ -363,7 +363,7 @@ func cmdRestore(h *Handler, cl *client, args [][]byte) {
 	}
 	h.signalReady(cl, key) // a list or sorted set arriving wakes its waiters
 	cl.writeOK()
-	if cl.aof != nil && cl.h != nil && cl.h.aof != nil { // logging, and not replaying
+	if cl.logsEffects() { // logging, and not replaying
 		cl.setEffect(appendRestoreRecord(cl.effectScratch(), key, ttl, args[3]))
 	}
 	cl.notify(evNew, "new", key)

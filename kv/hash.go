@@ -368,7 +368,7 @@ func cmdHIncrByFloat(h *Handler, cl *client, args [][]byte) {
 	cl.writeBulk(result)
 	cl.notifyNew(created, args[1])
 	cl.notify(evHash, "hincrbyfloat", args[1])
-	if cl.aof != nil && cl.h != nil && cl.h.aof != nil { // logging, and not replaying
+	if cl.logsEffects() { // logging, and not replaying
 		rec := cl.effectScratch()
 		if created {
 			rec = aof.AppendCommand(rec, []byte("DEL"), args[1])

@@ -793,14 +793,14 @@ func (h *Handler) popFrom(db *store.Store, keys [][]byte, front bool, count int6
 // effectScratch returns the buffer a logEffect command writes its AOF
 // record to: nil when nothing is logged (no file, or the replay itself).
 func (cl *client) effectScratch() []byte {
-	if cl.aof == nil || cl.h == nil || cl.h.aof == nil {
+	if !cl.logsEffects() {
 		return nil
 	}
 	return cl.aof.effect[:0]
 }
 
 func (cl *client) setEffect(rec []byte) {
-	if cl.aof != nil && cl.h != nil && cl.h.aof != nil {
+	if cl.logsEffects() {
 		cl.aof.effect = rec
 	}
 }

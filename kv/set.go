@@ -219,7 +219,7 @@ func cmdSPop(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	rec := cl.effectScratch()
-	logged := cl.aof != nil && cl.h != nil && cl.h.aof != nil
+	logged := cl.logsEffects()
 	var popped [][]byte // copies, for the record
 	found, whole := false, false
 	err := cl.db().Update(args[1], store.KindSet, 0, func(o store.Object) store.Object {
