@@ -142,6 +142,7 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		field("total_commands_processed", h.totalCommands())
 		field("instantaneous_ops_per_sec", h.ops.rate.Load())
 		field("rejected_connections", h.rejectedConnections())
+		h.syncStats(field) // primary_info.go
 		field("total_error_replies", h.errors.total.Load())
 		field("expired_keys", st.ExpiredKeys)
 		field("evicted_keys", st.EvictedKeys)

@@ -8,10 +8,6 @@ import (
 // ROLE and INFO replication, with Redis's field names and formats: Sentinel
 // and client libraries parse them.
 
-// replBacklogSize is what INFO reports as repl_backlog_size: Redis's
-// default, until the primary side has a backlog of its own.
-const replBacklogSize = 1 << 20
-
 // linkStateWord is a link state as ROLE names it.
 func linkStateWord(st int32) string {
 	switch st {
@@ -35,8 +31,7 @@ func cmdRole(h *Handler, cl *client, _ [][]byte) {
 	if host == "" {
 		cl.writeArray(3)
 		cl.writeBulkStr("master")
-		cl.writeInt(r.offset.Load())
-		cl.writeArray(0)
+		h.writeRoleReplicas(cl) // primary_info.go
 		return
 	}
 	st := r.state.Load()
@@ -97,14 +92,11 @@ func (h *Handler) replicationInfo(field func(k string, v any)) {
 		field("replica_announced", boolInt(h.params.Bool("replica-announced")))
 	}
 	id, id2, second := h.replIDs()
-	field("connected_slaves", 0)
+	h.replicaStates(field) // primary_info.go
 	field("master_failover_state", "no-failover")
 	field("master_replid", id)
 	field("master_replid2", id2)
 	field("master_repl_offset", r.offset.Load())
 	field("second_repl_offset", second)
-	field("repl_backlog_active", 0)
-	field("repl_backlog_size", replBacklogSize)
-	field("repl_backlog_first_byte_offset", 0)
-	field("repl_backlog_histlen", 0)
+	h.backlogInfo(field) // primary_info.go
 }
