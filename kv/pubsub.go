@@ -689,6 +689,9 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 	if s.monitor.Load() {
 		b = append(b, 'O')
 	}
+	if cl.h != nil && cl.h.isReplica(cl) {
+		b = append(b, 'S')
+	}
 	if counts[0]+counts[1]+counts[2] > 0 {
 		b = append(b, 'P')
 	}
@@ -722,6 +725,9 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 func clientTypeIs(cl *client, t []byte) bool {
 	if cl.isPrimaryLink() {
 		return ascii.EqualFold(t, "MASTER") // a replica's primary (repl_apply.go)
+	}
+	if cl.h != nil && cl.h.isReplica(cl) {
+		return ascii.EqualFold(t, "REPLICA") || ascii.EqualFold(t, "SLAVE")
 	}
 	if cl.subscribed() {
 		return ascii.EqualFold(t, "PUBSUB")
