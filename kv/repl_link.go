@@ -269,8 +269,14 @@ func (l *masterLink) fullSync(conn *repl.Conn, resync repl.Resync) error {
 	if err != nil {
 		return fmt.Errorf("the snapshot from the primary (%d bytes) does not load; the old data set stays: %w", n, err)
 	}
-	if err := os.Rename(tmp, h.params.Get("dbfilename")); err != nil {
-		log.Warn("keeping the primary's snapshot as dbfilename failed", "err", err)
+	// Redis keeps the snapshot as its dump.rdb. Shoal does so only with a
+	// save policy: without one (its default) no dump.rdb is left behind to
+	// be loaded by the next start in that directory, as Redis deletes it
+	// with rdb-del-sync-files when nothing is persisted.
+	if h.params.Get("save") != "" {
+		if err := os.Rename(tmp, h.params.Get("dbfilename")); err != nil {
+			log.Warn("keeping the primary's snapshot as dbfilename failed", "err", err)
+		}
 	}
 	r.mu.Lock()
 	if r.link != l {

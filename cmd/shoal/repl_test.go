@@ -521,6 +521,11 @@ func TestReplicaOfFromTheConfigFile(t *testing.T) {
 		}
 	}
 	compareDatasets(t, primaryAddr, "pw", p.addr())
+	// Without a save policy the sync leaves no file behind, neither the
+	// temporary one nor a dump.rdb the next start would load.
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.rdb")); len(left) != 0 {
+		t.Fatalf("files left in dir: %v", left)
+	}
 }
 
 // TestReplicaFollowsAPromotedReplica: after a failover (a redis-server
@@ -535,9 +540,15 @@ func TestReplicaFollowsAPromotedReplica(t *testing.T) {
 	_, bPort, _ := net.SplitHostPort(bAddr)
 	a, b := authClient(t, aAddr, "", 0), authClient(t, bAddr, "", 0)
 	writeTypes(t, aAddr, "", "before")
-	p := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1 "+aPort)
+	dir := t.TempDir()
+	p := startBinary(t, "--dir", dir, "--save", "3600 1", "--enable-debug-command", "yes", "--replicaof", "127.0.0.1 "+aPort)
 	replica := authClient(t, p.addr(), "", 0)
 	waitCaughtUp(t, a, replica, p)
+	// With a save policy the primary's snapshot is kept as dump.rdb, as
+	// Redis keeps it.
+	if _, err := os.Stat(filepath.Join(dir, "dump.rdb")); err != nil {
+		t.Fatalf("no dump.rdb after the sync with a save policy: %v", err)
+	}
 	waitCaughtUp(t, a, b, p)
 	oldID := infoFields(t, a, "replication")["master_replid"]
 
