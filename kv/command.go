@@ -33,6 +33,11 @@ type command struct {
 	noAuth bool // runs before AUTH (flag no_auth)
 	logged bool // write flag: logged to the append-only file (aof.go)
 	reads  bool // readonly flag: waits for the log under appendfsync always (aof.go)
+	// keysOf, when set, finds a movable-keys command's keys instead of its
+	// key specs, as Redis's getkeys procedure does for a command whose
+	// spec is incomplete (MIGRATE: the key, or those after KEYS).
+	keysOf func(dst []int, args [][]byte) []int
+
 	// movableKeys: the key count is an argument (flag movablekeys; aof.go
 	// locks the stripes of the keys keyPositions finds).
 	movableKeys bool
@@ -71,6 +76,9 @@ type keySpec struct {
 // ZMPOP, ...); a count that is not a positive integer or runs past args
 // yields no keys, since the command will refuse it.
 func (c *command) keyPositions(dst []int, args [][]byte) []int {
+	if c.keysOf != nil {
+		return c.keysOf(dst, args)
+	}
 	for _, ks := range c.keySpecs {
 		if ks.keyword != "" {
 			dst = ks.keywordPositions(dst, args)

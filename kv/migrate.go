@@ -43,7 +43,7 @@ var _ = registerFamily(family{commands: []*command{
 	{
 		name: "migrate", arity: -6, fn: cmdMigrate, log: logEffect,
 		flags: "write movablekeys", acl: "@keyspace @write @slow @dangerous", tips: "nondeterministic_output",
-		firstKey: 3, lastKey: 3, step: 1, keySpecs: []keySpec{
+		firstKey: 3, lastKey: 3, step: 1, keysOf: migrateKeys, keySpecs: []keySpec{
 			{flags: "RW access delete", index: 3, keyStep: 1},
 			{flags: "RW access delete incomplete", keyword: "KEYS", from: -2, lastKey: -1, keyStep: 1},
 		},
@@ -94,6 +94,33 @@ type migration struct {
 type migrateResult struct {
 	reply []byte
 	acked []int
+}
+
+// migrateKeys is Redis 7.0's migrateGetKeys: the key, or the keys after
+// KEYS (none when the key argument is not empty then), skipping the
+// arguments of AUTH and AUTH2 on the way; a KEYS last of all is not
+// looked at.
+func migrateKeys(dst []int, args [][]byte) []int {
+	for i := 6; i < len(args)-1; i++ {
+		switch {
+		case ascii.EqualFold(args[i], "keys"):
+			if len(args[3]) != 0 {
+				return dst
+			}
+			for j := i + 1; j < len(args); j++ {
+				dst = append(dst, j)
+			}
+			return dst
+		case ascii.EqualFold(args[i], "auth"):
+			i++
+		case ascii.EqualFold(args[i], "auth2"):
+			i += 2
+		}
+	}
+	if len(args) > 3 {
+		dst = append(dst, 3)
+	}
+	return dst
 }
 
 func cmdAsking(_ *Handler, cl *client, _ [][]byte) {

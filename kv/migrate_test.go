@@ -193,6 +193,11 @@ func TestMigrateCommandInfoMatchesRedis(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"COMMAND", "INFO", "MIGRATE", "RESTORE-ASKING", "ASKING"},
 		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5"},
+		{"COMMAND", "GETKEYSANDFLAGS", "MIGRATE", "h", "1", "", "0", "5", "COPY", "KEYS", "a", "keys"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "AUTH", "keys"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5", "KEYS", "a"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "AUTH2", "u", "keys", "KEYS", "b"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "COPY", "KEYS"},
 		{"ASKING"},
 		{"RESTORE-ASKING", "ra", "0", payload},
 		{"RESTORE-ASKING", "ra", "0", payload},

@@ -350,7 +350,14 @@ func cmdCommandGetKeys(_ *Handler, cl *client, args [][]byte) {
 		flags string
 	}
 	var keys []keyAt
-	for _, ks := range cmd.keySpecs {
+	specs := cmd.keySpecs
+	if cmd.keysOf != nil { // Redis's getkeys procedure, for an incomplete spec
+		for _, p := range cmd.keysOf(nil, cmdArgs) {
+			keys = append(keys, keyAt{p, specs[0].flags})
+		}
+		specs = nil
+	}
+	for _, ks := range specs {
 		flags := ks.flags
 		if hasWord(flags, "variable_flags") {
 			flags = variableKeyFlags(cmd, cmdArgs)
@@ -360,6 +367,10 @@ func cmdCommandGetKeys(_ *Handler, cl *client, args [][]byte) {
 		}
 	}
 	if len(keys) == 0 {
+		if cmd.keysOf != nil { // it has keys, not in these arguments
+			cl.writeError("ERR Invalid arguments specified for command")
+			return
+		}
 		cl.writeError("ERR The command has no key arguments")
 		return
 	}
