@@ -132,9 +132,10 @@ func parseExpireCond(args [][]byte) (cond store.ExpireCond, xxAndLT bool, errTex
 	return cond, xx && lt, ""
 }
 
-// setFlag is the option words that only switch something on (ZADD's NX
-// and CH, EXPIRE's GT, LCS's IDX, ...): when word is names[i], ignoring
-// case, it sets *flags[i] and reports true; another word, false.
+// setFlag reads an option word that only switches something on (ZADD's
+// NX and CH, EXPIRE's GT, LCS's IDX, ...): when word is names[i], ignoring
+// case, it sets *flags[i] and reports true; for another word it reports
+// false.
 func setFlag(word []byte, names []string, flags ...*bool) bool {
 	for i, name := range names {
 		if ascii.EqualFold(word, name) {
