@@ -672,3 +672,45 @@ func TestReplicaOfNoOneDuringASync(t *testing.T) {
 		t.Fatalf("INFO replication: %v", info)
 	}
 }
+
+// TestReplicaDropsAPrimaryThatSendsGarbage: after a good snapshot, a
+// stream that is not RESP drops the link with the reason in the log; what
+// the snapshot and the good commands before the garbage brought stays.
+func TestReplicaDropsAPrimaryThatSendsGarbage(t *testing.T) {
+	ctx := context.Background()
+	source := redistest.StartServer(t)
+	writeTypes(t, source, "", "snap")
+	host, port, _ := net.SplitHostPort(source)
+	file := filepath.Join(t.TempDir(), "source.rdb")
+	if out, err := exec.Command(redistest.Binary(t, "redis-cli"), "-h", host, "-p", port, "--rdb", file).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --rdb: %v\n%s", err, out)
+	}
+	snapshot, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fakePort, _ := net.SplitHostPort(fakePrimary(t, func(w *bufio.Writer) {
+		w.WriteString("$" + strconv.Itoa(len(snapshot)) + "\r\n")
+		w.Write(snapshot)
+		w.WriteString("*3\r\n$3\r\nSET\r\n$4\r\ngood\r\n$1\r\n1\r\n")
+		w.WriteString("*1\r\n$x\r\n")
+	}))
+	p := startBinary(t, "--dir", t.TempDir())
+	c := authClient(t, p.addr(), "", 0)
+	if err := c.Do(ctx, "REPLICAOF", "127.0.0.1", fakePort).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.stderr.String(), "protocol error in the primary's stream") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no protocol error in the log:\n%s", p.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if v := c.Get(ctx, "good").Val(); v != "1" {
+		t.Fatalf("the command before the garbage: GET good = %q", v)
+	}
+	if v := c.LRange(ctx, "snap:list", 0, -1).Val(); strings.Join(v, ",") != "a,1,b" {
+		t.Fatalf("the snapshot's list: %q", v)
+	}
+}
