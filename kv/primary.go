@@ -70,9 +70,10 @@ type replica struct {
 	conf replicaConf
 
 	// Guarded by primarySide.mu.
-	online  bool   // the snapshot is handed over: the stream goes to the connection
-	pending []byte // the stream since the snapshot's instant, until online
-	gone    bool
+	online   bool   // the snapshot is handed over: the stream goes to the connection
+	awaitAck bool   // a diskless snapshot was sent: the stream starts at the first ACK
+	pending  []byte // the stream since the snapshot's instant, until online
+	gone     bool
 
 	ack   atomic.Int64 // offset the replica acknowledged (REPLCONF ACK)
 	ackAt atomic.Int64 // unix ms of its last ACK
@@ -192,6 +193,11 @@ func cmdReplConf(h *Handler, cl *client, args [][]byte) {
 				return
 			}
 			if r := p.replicaOf(cl); r != nil {
+				p.mu.Lock()
+				if r.awaitAck {
+					r.goOnline()
+				}
+				p.mu.Unlock()
 				if off > r.ack.Load() {
 					r.ack.Store(off)
 				}

@@ -63,14 +63,30 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 		r.sub.deliverRaw([]byte(mark), 0)
 	}
 	p.mu.Lock()
-	if !r.gone {
-		r.sub.deliverRaw(r.pending, 0)
-		r.pending = nil
-		r.online = true
+	if mark != "" {
+		// A replica reading a diskless payload looks for the mark at
+		// the end of what it read: the stream waits for its first ACK,
+		// sent once it has loaded the snapshot (as Redis 7's
+		// repl_start_cmd_stream_on_ack).
+		r.awaitAck = true
+	} else {
+		r.goOnline()
 	}
 	p.mu.Unlock()
 	h.opts.Logger.Info("synchronization with replica succeeded", "addr", replicaName(r), "offset", offset,
 		"bytes", len(rdb), "took", time.Since(start).Round(time.Millisecond).String())
+}
+
+// goOnline hands r the stream since its snapshot and from now on the
+// stream itself. primarySide.mu is held.
+func (r *replica) goOnline() {
+	if r.gone || r.online {
+		return
+	}
+	r.sub.deliverRaw(r.pending, 0)
+	r.pending = nil
+	r.online = true
+	r.awaitAck = false
 }
 
 // snapshotBytes encodes every database, as SAVE writes it, into memory.

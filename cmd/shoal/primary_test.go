@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/shoalkv/shoal/internal/redistest"
+)
+
+// Replication with shoal as the primary: the real redis-server (and a
+// shoal) started as its replica gets a full sync and then the stream,
+// under redis-benchmark's write load, and ends with every key of every
+// database as shoal has it; a dropped link comes back with a partial
+// resync; WAIT counts the replica's ACKs; a stalled replica is dropped at
+// the replica class's output limit with shoal's memory bounded.
+
+// redisReplica is a redis-server started as a replica of primaryPort.
+type redisReplica struct {
+	addr string
+	cmd  *exec.Cmd
+	dir  string
+}
+
+// startRedisReplica runs redis-server --replicaof 127.0.0.1 primaryPort on
+// a free port; the cleanup kills it by its PID.
+func startRedisReplica(t *testing.T, primaryPort int, extra ...string) *redisReplica {
+	t.Helper()
+	port, dir := freePort(t), t.TempDir()
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir, "--logfile", dir + "/log", "--enable-debug-command", "yes",
+		"--replicaof", "127.0.0.1", strconv.Itoa(primaryPort)}, extra...)
+	cmd := exec.Command(redistest.Binary(t, "redis-server"), args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT) // if a test stopped it
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	if !redistest.WaitPing(addr, 10*time.Second) {
+		t.Fatalf("redis-server did not start")
+	}
+	return &redisReplica{addr: addr, cmd: cmd, dir: dir}
+}
+
+// benchmarkWrites runs redis-benchmark's set, lpush, incr and hset against
+// addr and returns a wait for it.
+func benchmarkWrites(t *testing.T, addr string) func() {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(redistest.Binary(t, "redis-benchmark"), "-h", host, "-p", port,
+		"-t", "set,lpush,incr,hset", "-n", "50000", "-P", "16", "-r", "10000", "-q")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return func() {
+		if err := <-done; err != nil {
+			t.Fatalf("redis-benchmark: %v\n%s", err, out.String())
+		}
+	}
+}
+
+// waitReplicaOnline waits until the primary lists n replicas online.
+func waitReplicaOnline(t *testing.T, primary *redis.Client, n int) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var pi map[string]string
+	for time.Now().Before(deadline) {
+		pi = infoFields(t, primary, "replication")
+		online := 0
+		for i := 0; i < atoi(pi["connected_slaves"]); i++ {
+			if strings.Contains(pi["slave"+strconv.Itoa(i)], "state=online") {
+				online++
+			}
+		}
+		if online == n {
+			return pi
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%d replicas not online in 30 s: %v", n, pi)
+	return nil
+}
+
+func TestRedisServerReplicatesShoal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"no-aof", nil},
+		{"aof", []string{"--appendonly", "yes"}},
+		{"disk-payload", []string{"--repl-diskless-sync", "no"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			p := startBinary(t, append([]string{"--dir", t.TempDir(), "--enable-debug-command", "yes"}, tc.args...)...)
+			primary := authClient(t, p.addr(), "", 0)
+			writeTypes(t, p.addr(), "", "before")
+			wait := benchmarkWrites(t, p.addr())
+			r := startRedisReplica(t, p.port)
+			replica := authClient(t, r.addr, "", 0)
+			writeTypes(t, p.addr(), "", "during")
+			wait()
+			writeTypes(t, p.addr(), "", "after")
+			waitCaughtUp(t, primary, replica, p)
+			compareDatasets(t, p.addr(), "", r.addr)
+
+			// ROLE, INFO and CLIENT LIST as Sentinel and clients read them.
+			pi := waitReplicaOnline(t, primary, 1)
+			ri := infoFields(t, replica, "replication")
+			if pi["master_replid"] != ri["master_replid"] || pi["repl_backlog_active"] != "1" || pi["repl_backlog_size"] != "1048576" ||
+				!strings.HasPrefix(pi["slave0"], "ip=127.0.0.1,port="+strings.Split(r.addr, ":")[1]+",state=online,offset=") {
+				t.Fatalf("INFO replication of shoal %v\nof the replica %v", pi, ri)
+			}
+			if first, hist, off := atoi(pi["repl_backlog_first_byte_offset"]), atoi(pi["repl_backlog_histlen"]), atoi(pi["master_repl_offset"]); first+hist-1 != off || hist > 1<<20 {
+				t.Fatalf("backlog from %d, %d bytes, offset %d", first, hist, off)
+			}
+			if n, err := primary.Do(ctx, "WAIT", "1", "2000").Int(); n != 1 {
+				t.Fatalf("WAIT 1 2000 after the writes: %d %v", n, err)
+			}
+			role, err := primary.Do(ctx, "ROLE").Slice()
+			if err != nil || len(role) != 3 || role[0] != "master" {
+				t.Fatalf("ROLE: %v %v", role, err)
+			}
+			if list, _ := role[2].([]any); len(list) != 1 || fmt.Sprint(list[0].([]any)[:2]) != "[127.0.0.1 "+strings.Split(r.addr, ":")[1]+"]" {
+				t.Fatalf("ROLE's replicas: %v", role[2])
+			}
+			if list := primary.ClientList(ctx).Val(); !strings.Contains(list, "flags=S ") {
+				t.Fatalf("CLIENT LIST shows no replica:\n%s", list)
+			}
+
+			// The link dropped by shoal comes back with a partial resync.
+			before := infoFields(t, primary, "stats")
+			if n, err := primary.ClientKillByFilter(ctx, "TYPE", "replica").Result(); n != 1 {
+				t.Fatalf("CLIENT KILL TYPE replica: %d %v", n, err)
+			}
+			writeTypes(t, p.addr(), "", "gap")
+			waitCaughtUp(t, primary, replica, p)
+			after := infoFields(t, primary, "stats")
+			if after["sync_full"] != before["sync_full"] || atoi(after["sync_partial_ok"]) != atoi(before["sync_partial_ok"])+1 {
+				t.Fatalf("after the link dropped: sync_full %s → %s, sync_partial_ok %s → %s", before["sync_full"], after["sync_full"], before["sync_partial_ok"], after["sync_partial_ok"])
+			}
+			compareDatasets(t, p.addr(), "", r.addr)
+		})
+	}
+}
+
+// TestShoalReplicatesShoal: a shoal replica of a shoal primary converges
+// under load and continues partially after its link drops.
+func TestShoalReplicatesShoal(t *testing.T) {
+	ctx := context.Background()
+	p := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes")
+	primary := authClient(t, p.addr(), "", 0)
+	writeTypes(t, p.addr(), "", "before")
+	wait := benchmarkWrites(t, p.addr())
+	rp := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1 "+strconv.Itoa(p.port))
+	replica := authClient(t, rp.addr(), "", 0)
+	writeTypes(t, p.addr(), "", "during")
+	wait()
+	writeTypes(t, p.addr(), "", "after")
+	waitCaughtUp(t, primary, replica, rp)
+	compareDatasets(t, p.addr(), "", rp.addr())
+
+	before := infoFields(t, primary, "stats")
+	if n, err := replica.ClientKillByFilter(ctx, "TYPE", "master").Result(); n != 1 {
+		t.Fatalf("CLIENT KILL TYPE master on the replica: %d %v", n, err)
+	}
+	writeTypes(t, p.addr(), "", "gap")
+	waitCaughtUp(t, primary, replica, rp)
+	after := infoFields(t, primary, "stats")
+	if after["sync_full"] != before["sync_full"] || atoi(after["sync_partial_ok"]) != atoi(before["sync_partial_ok"])+1 {
+		t.Fatalf("after the link dropped: sync_full %s → %s, sync_partial_ok %s → %s", before["sync_full"], after["sync_full"], before["sync_partial_ok"], after["sync_partial_ok"])
+	}
+	compareDatasets(t, p.addr(), "", rp.addr())
+}
+
+// TestStalledReplicaIsDropped: a replica that stops reading (SIGSTOP) is
+// dropped once its pending stream passes the replica class's hard limit,
+// and shoal's memory stays bounded; resumed, it syncs again in full.
+func TestStalledReplicaIsDropped(t *testing.T) {
+	ctx := context.Background()
+	const hard = 16 << 20
+	p := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes",
+		"--client-output-buffer-limit", "replica 16mb 8mb 60", "--repl-backlog-size", "1mb")
+	primary := authClient(t, p.addr(), "", 0)
+	writeTypes(t, p.addr(), "", "before")
+	r := startRedisReplica(t, p.port)
+	waitReplicaOnline(t, primary, 1)
+	base := processRSS(t, p.cmd.Process.Pid)
+	if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// 200 MB of writes, over the same 100 keys: the data set stays small,
+	// the stream does not.
+	value := strings.Repeat("v", 100<<10)
+	dropped := false
+	for i := 0; i < 2000 && !dropped; i++ {
+		if err := primary.Set(ctx, "big:"+strconv.Itoa(i%100), value, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 99 {
+			dropped = infoFields(t, primary, "replication")["connected_slaves"] == "0"
+		}
+	}
+	if !dropped {
+		t.Fatalf("the stalled replica was not dropped: %v", infoFields(t, primary, "replication"))
+	}
+	if rss := processRSS(t, p.cmd.Process.Pid); rss > base+4*hard+32<<20 {
+		t.Fatalf("RSS %d MB with the replica stalled, %d MB before; the limit is %d MB", rss>>20, base>>20, hard>>20)
+	}
+	if !strings.Contains(p.stderr.String(), "limit") {
+		t.Fatalf("the log does not say why the replica was dropped:\n%s", p.stderr.String())
+	}
+	// Resumed, the replica finds its link gone and syncs in full.
+	if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	replica := authClient(t, r.addr, "", 0)
+	waitCaughtUp(t, primary, replica, p)
+	compareDatasets(t, p.addr(), "", r.addr)
+}
