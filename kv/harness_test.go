@@ -38,20 +38,26 @@ func bothServers(t *testing.T, loops int, redisArgs []string, scenario func(t *t
 	redisAddr := startRedis(t, redisArgs...)
 	shoal := startLoops(t, loops)
 	want := scenario(t, redisAddr)
-	got := scenario(t, shoal.addr)
-	for i := range max(len(want), len(got)) {
-		var w, g string
+	sameReplies(t, want, scenario(t, shoal.addr))
+	return want
+}
+
+// sameReplies reports every position where Shoal's replies (have) differ
+// from redis-server's (want), a missing one counting as "".
+func sameReplies(t *testing.T, want, have []string) {
+	t.Helper()
+	for i := range max(len(want), len(have)) {
+		var w, h string
 		if i < len(want) {
 			w = want[i]
 		}
-		if i < len(got) {
-			g = got[i]
+		if i < len(have) {
+			h = have[i]
 		}
-		if w != g {
-			t.Errorf("reply %d: shoal %q, redis-server %q", i, g, w)
+		if w != h {
+			t.Errorf("reply %d: redis-server %q, shoal %q", i, w, h)
 		}
 	}
-	return want
 }
 
 // shoalServer is an in-process Shoal (internal/shoaltest): the command
