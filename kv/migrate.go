@@ -252,7 +252,8 @@ func (h *Handler) applyMigrate(m *migration, acked []int, cl *client) int64 {
 	if cl == nil {
 		defer h.resumeWorld(nil, h.stopWorld(nil))
 	}
-	if h.aof != nil && cl == nil {
+	logged := h.aof != nil || h.primary.feeding.Load() // to the file or to replicas
+	if logged && cl == nil {
 		stripes := h.lockKeyStripes(m, acked)
 		defer h.unlockKeyStripes(stripes)
 		if h.rw.active.Load() {
@@ -274,10 +275,16 @@ func (h *Handler) applyMigrate(m *migration, acked []int, cl *client) int64 {
 			h.publishEvent(cl, "del", k, m.srcDB)
 		}
 	}
-	if h.aof == nil || len(deleted) == 0 {
+	if !logged || len(deleted) == 0 {
 		return 0
 	}
 	rec := aof.AppendCommand(nil, append([][]byte{[]byte("DEL")}, deleted...)...)
+	if h.primary.feeding.Load() {
+		h.feedStream(m.srcDB, rec) // primary.go
+	}
+	if h.aof == nil {
+		return 0
+	}
 	if cl != nil {
 		if cl.aof == nil {
 			cl.aof = &aofState{}

@@ -725,3 +725,30 @@ func TestMigrateCountsTargetErrors(t *testing.T) {
 		t.Errorf("after a target's BUSYKEY: redis-server %q, shoal %q", stats[0], stats[1])
 	}
 }
+
+// TestMigrateReachesReplicas: a redis-server replica of a Shoal primary
+// loses the key MIGRATE moved, by the DEL the primary propagates.
+func TestMigrateReachesReplicas(t *testing.T) {
+	primary := startShoal(t, kv.Options{}, eventloop.Options{})
+	host, port := hostPort(t, primary.addr)
+	replica := dialRaw(t, startRedis(t, "--replicaof", host, port))
+	target := startRedis(t)
+	thost, tport := hostPort(t, target)
+	c := dialRaw(t, primary.addr)
+	c.Do("SET", "k", "v")
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 10 s for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("the replica to have k", func() bool { return replica.Do("GET", "k") == "$1\r\nv\r\n" })
+	if r := c.Do("MIGRATE", thost, tport, "k", "0", "5000"); r != "+OK\r\n" {
+		t.Fatalf("MIGRATE: %q", r)
+	}
+	waitFor("the replica to lose k", func() bool { return replica.Do("EXISTS", "k") == ":0\r\n" })
+}
