@@ -108,7 +108,7 @@ func (h *Handler) EvictedClients() int64 { return h.outLimits.evicted.Load() }
 
 // classOf is cl's class for the output limits.
 func classOf(cl *client) int {
-	if cl.monitoring() {
+	if cl.monitoring() || (cl.h != nil && cl.h.isReplica(cl)) {
 		return config.ClassReplica // as Redis, whose monitors are replicas
 	}
 	if cl.subscribed() {
