@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/internal/ascii"
 )
 
@@ -132,6 +133,15 @@ func (h *Handler) finishReplWait(rw *replWait) {
 	reply := strconv.AppendInt([]byte{':'}, h.ackedReplicas(rw.offset), 10)
 	reply = append(reply, "\r\n"...)
 	_ = w.cl.conn.Run(func() { h.finishWait(w, reply, 0) })
+}
+
+// mailboxHard is the hard limit a mailbox of class is held to: the
+// replica class's for monitors and replicas, else the pubsub class's.
+func (h *Handler) mailboxHard(class int) int64 {
+	if class == config.ClassReplica {
+		return h.outLimits.replicaHard.Load()
+	}
+	return h.outLimits.pubsubHard.Load()
 }
 
 // replicaStates writes INFO replication's connected_slaves and one

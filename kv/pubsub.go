@@ -554,7 +554,7 @@ func (s *subscriber) flush() {
 			// Closed at once; its subscriptions end as it closes, so
 			// PUBLISH stops counting it, as Redis stops at once for a
 			// client it frees.
-			c.Abort(fmt.Errorf("%w: %d bytes pending with its mailbox, hard limit %d", ErrOutputLimit, pending, s.cl.h.outLimits.pubsubHard.Load()))
+			c.Abort(fmt.Errorf("%w: %d bytes pending with its mailbox, hard limit %d", ErrOutputLimit, pending, s.cl.h.mailboxHard(s.class)))
 			return
 		}
 		if n == 0 {
