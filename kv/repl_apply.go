@@ -1,8 +1,10 @@
 package kv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
@@ -43,7 +45,7 @@ func (l *masterLink) apply(conn *repl.Conn, in []byte) (int, error) {
 			h.dispatch(cl, args)
 			cl.parser.Release()
 			if len(cl.out) > 0 && cl.out[0] == '-' {
-				h.opts.Logger.Debug("a command from the primary answered an error", "cmd", string(truncateArg(args[0])), "reply", string(truncateArg(cl.out)))
+				l.noteError(args[0], cl.out)
 			}
 		}
 		if s := cl.sess.Load(); s != nil && s.multi {
@@ -70,6 +72,21 @@ func (cl *client) isPrimaryLink() bool {
 	_, ok := cl.conn.(*masterConn)
 	return ok
 }
+
+// noteError logs that a command of the primary failed here (the data sets
+// now differ: a write refused over maxmemory, say), at most every
+// errorLogEvery with the count since the last line.
+func (l *masterLink) noteError(name, reply []byte) {
+	l.errors++
+	if now := time.Now(); now.Sub(l.errorLogged) >= errorLogEvery {
+		l.h.opts.Logger.Warn("commands from the primary answered errors; this replica's data differs from the primary's",
+			"count", l.errors, "last_command", string(truncateArg(name)), "last_reply", string(bytes.TrimRight(truncateArg(reply), "\r\n")))
+		l.errors, l.errorLogged = 0, now
+	}
+}
+
+// errorLogEvery spaces noteError's lines.
+const errorLogEvery = 10 * time.Second
 
 // resetClient readies the primary's client for a new connection: the
 // partial command and any transaction of the old connection are dropped,

@@ -45,6 +45,9 @@ type masterLink struct {
 	cl      *client // the primary's client: its commands run as this client
 	pending int64   // bytes of a transaction applied but not yet counted (MULTI ... EXEC)
 	lastAck time.Time
+
+	errors      int64     // commands of the primary that answered errors since errorLogged
+	errorLogged time.Time // when noteError last logged
 }
 
 func newMasterLink(h *Handler, host string, port int, prev *masterLink) *masterLink {

@@ -714,3 +714,29 @@ func TestReplicaDropsAPrimaryThatSendsGarbage(t *testing.T) {
 		t.Fatalf("the snapshot's list: %q", v)
 	}
 }
+
+// TestReplicaLogsThePrimarysWritesItRefuses: past maxmemory (noeviction)
+// the store refuses the primary's writes too (Redis's replicas ignore
+// maxmemory; Shoal's store has no way to yet); the log says so, with the
+// reply.
+func TestReplicaLogsThePrimarysWritesItRefuses(t *testing.T) {
+	ctx := context.Background()
+	primaryAddr := redistest.StartServer(t, "--repl-diskless-sync-delay", "0")
+	_, primaryPort, _ := net.SplitHostPort(primaryAddr)
+	primary := authClient(t, primaryAddr, "", 0)
+	p := startBinary(t, "--dir", t.TempDir(), "--maxmemory", "2mb", "--replicaof", "127.0.0.1 "+primaryPort)
+	replica := authClient(t, p.addr(), "", 0)
+	waitCaughtUp(t, primary, replica, p)
+	pipe := primary.Pipeline()
+	for i := 0; i < 20000; i++ {
+		pipe.Set(ctx, "k"+strconv.Itoa(i), strings.Repeat("x", 200), 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitCaughtUp(t, primary, replica, p)
+	log := p.stderr.String()
+	if !strings.Contains(log, "commands from the primary answered errors") || !strings.Contains(log, "OOM command not allowed") {
+		t.Fatalf("no refused write in the log:\n%s", log)
+	}
+}
