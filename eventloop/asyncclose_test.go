@@ -66,8 +66,7 @@ func TestAsyncWriteQueuedBeforePeerHalfCloseIsSent(t *testing.T) {
 	if string(got) != "late reply\n" {
 		t.Fatalf("peer got %q; AsyncWrite reported success for data that was dropped", got)
 	}
-	waitFor(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
-	if err := h.CloseErrs()[0]; err != nil {
+	if err := h.WaitClose(t); err != nil {
 		t.Fatalf("OnClose error %v, want nil", err)
 	}
 	if err := c.AsyncWrite([]byte("x")); !errors.Is(err, ErrConnClosed) {

@@ -160,8 +160,7 @@ func TestConformAsyncWritesAcceptedBeforeCloseAreSent(t *testing.T) {
 		if !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("peer got %d bytes, want the %d accepted", len(got), want.Len())
 		}
-		eventually(t, "OnClose", func() bool { return len(r.CloseErrs()) == 1 })
-		if err := r.CloseErrs()[0]; err != nil {
+		if err := r.WaitClose(t); err != nil {
 			t.Fatalf("OnClose error %v, want nil", err)
 		}
 	})
@@ -225,8 +224,7 @@ func TestConformWorkLostToEOFIsReported(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		close(h.open)
 		got := readToEOF(t, client)
-		eventually(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
-		err := h.CloseErrs()[0]
+		err := h.WaitClose(t)
 		if delivered := string(got) == "late reply\n"; delivered != (err == nil) {
 			t.Fatalf("peer got %q and OnClose %v: a clean close must mean the queued write was sent", got, err)
 		}
@@ -249,8 +247,7 @@ func TestConformHalfClosedPeerGetsEveryReply(t *testing.T) {
 		}()
 		time.Sleep(100 * time.Millisecond) // let the output back up before reading
 		readKilo(t, client, n)
-		eventually(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
-		if err := h.CloseErrs()[0]; err != nil {
+		if err := h.WaitClose(t); err != nil {
 			t.Fatalf("OnClose error %v, want nil", err)
 		}
 	})

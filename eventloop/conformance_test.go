@@ -120,8 +120,7 @@ func TestConformGreetingAndCleanClose(t *testing.T) {
 		}
 		eventually(t, "NumConns 1", func() bool { return s.NumConns() == 1 })
 		c.Close()
-		eventually(t, "OnClose", func() bool { return len(r.CloseErrs()) == 1 })
-		if err := r.CloseErrs()[0]; err != nil {
+		if err := r.WaitClose(t); err != nil {
 			t.Fatalf("OnClose error %v, want nil", err)
 		}
 		eventually(t, "NumConns 0", func() bool { return s.NumConns() == 0 })
@@ -157,8 +156,7 @@ func TestConformCloseDeliversRepliesDespiteUnreadInput(t *testing.T) {
 		go c.Write(req)
 		time.Sleep(200 * time.Millisecond) // let the output back up before reading
 		readKilo(t, c, n)
-		eventually(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
-		if err := h.CloseErrs()[0]; err != nil {
+		if err := h.WaitClose(t); err != nil {
 			t.Fatalf("OnClose error %v, want nil", err)
 		}
 	})
@@ -260,8 +258,7 @@ func TestConformWriteAboveHardLimitCloses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		eventually(t, "OnClose", func() bool { return len(r.CloseErrs()) == 1 })
-		if err := r.CloseErrs()[0]; !errors.Is(err, eventloop.ErrOutputLimit) {
+		if err := r.WaitClose(t); !errors.Is(err, eventloop.ErrOutputLimit) {
 			t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
 		}
 		expectEOF(t, client)
@@ -282,8 +279,7 @@ func TestConformMaxInboundBufferCloses(t *testing.T) {
 			t.Fatal("a line under the limit came back damaged")
 		}
 		go c.Write(bytes.Repeat([]byte("x"), 256<<10)) // one line that never ends
-		eventually(t, "OnClose", func() bool { return len(r.CloseErrs()) == 1 })
-		if err := r.CloseErrs()[0]; !errors.Is(err, eventloop.ErrInboundLimit) || !strings.Contains(err.Error(), "limit 65536") {
+		if err := r.WaitClose(t); !errors.Is(err, eventloop.ErrInboundLimit) || !strings.Contains(err.Error(), "limit 65536") {
 			t.Fatalf("OnClose error %v, want ErrInboundLimit naming the limit", err)
 		}
 		expectEOF(t, c)
@@ -298,8 +294,7 @@ func TestConformConsumingTooMuchCloses(t *testing.T) {
 		s := e.start(t, greedy{r}, eventloop.Options{})
 		c := dialServer(t, s)
 		c.Write([]byte("x"))
-		eventually(t, "OnClose", func() bool { return len(r.CloseErrs()) == 1 })
-		if err := r.CloseErrs()[0]; err == nil {
+		if err := r.WaitClose(t); err == nil {
 			t.Fatal("OnClose error nil, want the bad count")
 		}
 	})

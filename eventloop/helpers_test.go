@@ -67,6 +67,13 @@ func (l *closeLog) OnClose(c *Conn, err error) {
 	l.mu.Unlock()
 }
 
+// WaitClose waits until OnClose has run once and returns the error it got.
+func (l *closeLog) WaitClose(t testing.TB) error {
+	t.Helper()
+	waitFor(t, "OnClose", func() bool { return len(l.CloseErrs()) == 1 })
+	return l.CloseErrs()[0]
+}
+
 // CloseErrs returns the errors OnClose has seen so far.
 func (l *closeLog) CloseErrs() []error {
 	l.mu.Lock()

@@ -134,8 +134,7 @@ func TestAsyncWriteToPeerThatNeverReads(t *testing.T) {
 	if !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("AsyncWrite kept succeeding; last error %v", err)
 	}
-	waitFor(t, "OnClose", func() bool { return len(h.CloseErrs()) == 1 })
-	if err := h.CloseErrs()[0]; !errors.Is(err, ErrOutputLimit) {
+	if err := h.WaitClose(t); !errors.Is(err, ErrOutputLimit) {
 		t.Fatalf("OnClose error %v, want ErrOutputLimit", err)
 	}
 	expectEOF(t, client)
