@@ -37,7 +37,7 @@ import (
 // Inside EXEC or a script (which stop the world) and for a client without
 // a connection there is nothing to park: there the I/O is done in the
 // command, on the loop, holding every other loop as Redis holds its
-// server; the deletes are logged by the command's own record.
+// server; the DEL is logged there too, inside the transaction's MULTI.
 
 var _ = registerFamily(family{commands: []*command{
 	{
@@ -206,7 +206,11 @@ func cmdMigrate(h *Handler, cl *client, args [][]byte) {
 	}
 	if cl.conn == nil || cl.inExec() {
 		res := h.transfer(m)
-		cl.out = append(cl.out, res.reply...)
+		if isErrorLine(res.reply) {
+			cl.writeError(strings.TrimSuffix(string(res.reply[1:]), "\r\n"))
+		} else {
+			cl.out = append(cl.out, res.reply...)
+		}
 		h.applyMigrate(m, res.acked, cl)
 		return
 	}

@@ -711,6 +711,11 @@ func TestMigrateCountsTargetErrors(t *testing.T) {
 		c.Do("SET", "k", "v")
 		c.Do("CONFIG", "RESETSTAT")
 		c.Do("MIGRATE", host, port, "k", "0", "5000") // BUSYKEY
+		c.Do("MULTI")
+		c.Do("MIGRATE", host, port, "k", "0", "5000") // and in the command, inside EXEC
+		if r := c.Do("EXEC"); !strings.Contains(r, "BUSYKEY") {
+			t.Fatalf("EXEC: %q", r)
+		}
 		info := c.Do("INFO", "all")
 		for _, line := range strings.Split(info, "\r\n") {
 			if strings.HasPrefix(line, "total_error_replies:") || strings.HasPrefix(line, "errorstat_") {
@@ -721,7 +726,7 @@ func TestMigrateCountsTargetErrors(t *testing.T) {
 			}
 		}
 	}
-	if stats[0] != stats[1] || !strings.Contains(stats[1], "failed_calls=1") {
+	if stats[0] != stats[1] || !strings.Contains(stats[1], "failed_calls=2") {
 		t.Errorf("after a target's BUSYKEY: redis-server %q, shoal %q", stats[0], stats[1])
 	}
 }
