@@ -759,3 +759,43 @@ func TestMigrateReachesReplicas(t *testing.T) {
 	}
 	waitFor("the replica to lose k", func() bool { return replica.Do("EXISTS", "k") == ":0\r\n" })
 }
+
+// TestMigrateLargeValues: values past the 64 KiB write chunk, a string
+// and a list, arrive whole at redis-server and back at Shoal.
+func TestMigrateLargeValues(t *testing.T) {
+	ours := startShoal(t, kv.Options{}, eventloop.Options{}).addr
+	ref := startRedis(t)
+	c, r := dialRaw(t, ours), dialRaw(t, ref)
+	var sb strings.Builder
+	for i := 0; sb.Len() < 3<<20; i++ {
+		sb.WriteString(strconv.FormatInt(int64(i)*2654435761%1000003, 36))
+	}
+	big := sb.String()
+	c.Do("SET", "s", big)
+	args := []string{"RPUSH", "l"}
+	for i := 0; i < 20000; i++ {
+		args = append(args, strconv.Itoa(i*7919))
+	}
+	c.Do(args...)
+	wantList := c.Do("LRANGE", "l", "0", "-1")
+	host, port := hostPort(t, ref)
+	if rep := c.Do("MIGRATE", host, port, "", "0", "5000", "KEYS", "s", "l"); rep != "+OK\r\n" {
+		t.Fatalf("MIGRATE to redis-server: %q", rep)
+	}
+	if got := r.Do("GET", "s"); got != "$"+strconv.Itoa(len(big))+"\r\n"+big+"\r\n" {
+		t.Errorf("GET s on redis-server: %d bytes, want %d", len(got), len(big))
+	}
+	if got := r.Do("LRANGE", "l", "0", "-1"); got != wantList {
+		t.Errorf("LRANGE l on redis-server differs (%d bytes, want %d)", len(got), len(wantList))
+	}
+	host, port = hostPort(t, ours)
+	if rep := r.Do("MIGRATE", host, port, "", "0", "5000", "KEYS", "s", "l"); rep != "+OK\r\n" {
+		t.Fatalf("MIGRATE back to Shoal: %q", rep)
+	}
+	if got := c.Do("STRLEN", "s"); got != ":"+strconv.Itoa(len(big))+"\r\n" {
+		t.Errorf("STRLEN s back on Shoal: %q", got)
+	}
+	if got := c.Do("LRANGE", "l", "0", "-1"); got != wantList {
+		t.Errorf("LRANGE l back on Shoal differs")
+	}
+}
