@@ -171,7 +171,7 @@ func (h *Handler) blockOn(cl *client, req blockRequest) {
 	req.keys = copyKeys(req.keys)
 	req.touches = copyKeys(req.touches)
 	w := &waiter{cl: cl, req: req, db: cl.selected.Load()}
-	if h.aof != nil {
+	if h.aof != nil || h.primary.feeding.Load() { // logged: h.stripes exist
 		for _, k := range slices.Concat(req.keys, req.touches) {
 			w.stripes = append(w.stripes, h.shared.ShardIndex(k))
 		}
@@ -336,7 +336,7 @@ func (h *Handler) wakeKey(k dbKey) {
 // when a file is attached, and logs what it did.
 func (h *Handler) serveWaiter(w *waiter, key []byte) (serveResult, bool) {
 	var res serveResult
-	if h.aof == nil {
+	if h.aof == nil && !h.primary.feeding.Load() {
 		return res, w.req.serve(key, &res)
 	}
 	for _, i := range w.stripes {
@@ -351,9 +351,12 @@ func (h *Handler) serveWaiter(w *waiter, key []byte) (serveResult, bool) {
 		h.copyStripesBeforeWrite(w.stripes)
 	}
 	ok := w.req.serve(key, &res)
-	if ok && len(res.record) > 0 {
+	if ok && len(res.record) > 0 && h.aof != nil {
 		buf := h.aof.Select(h.aof.Begin(), int(w.db))
 		res.end = h.aof.End(append(buf, res.record...))
+	}
+	if ok && len(res.record) > 0 && h.primary.feeding.Load() {
+		h.feedStream(int(w.db), res.record) // primary.go
 	}
 	return res, ok
 }
