@@ -1,0 +1,214 @@
+package kv_test
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
+)
+
+// The primary side of replication, spoken to by hand: the replica's
+// handshake, the snapshot, the stream's records (what each write did, as
+// the append-only file has them) and its offsets, +CONTINUE from the
+// backlog, and WAIT.
+
+// fakeReplica is a raw connection that has run PSYNC: it reads the
+// stream and counts its bytes.
+type fakeReplica struct {
+	*rawConn
+	id     string
+	offset int64 // the stream's offset of the last byte read
+}
+
+var fullResync = regexp.MustCompile(`^\+FULLRESYNC ([0-9a-f]{40}) (\d+)\r\n$`)
+
+// syncReplica connects to addr as a replica (REPLCONF, PSYNC ? -1) and
+// reads the snapshot.
+func syncReplica(t *testing.T, addr string, port string) *fakeReplica {
+	t.Helper()
+	c := dialRaw(t, addr)
+	for _, args := range [][]string{{"REPLCONF", "listening-port", port}, {"REPLCONF", "capa", "psync2"}} {
+		if r := c.Do(args...); r != "+OK\r\n" {
+			t.Fatalf("%q: %q", args, r)
+		}
+	}
+	line := c.Do("PSYNC", "?", "-1")
+	m := fullResync.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("PSYNC ? -1: %q", line)
+	}
+	off, _ := strconv.ParseInt(m[2], 10, 64)
+	head, err := c.Rd.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		t.Fatalf("payload header %q %v", head, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(c.Rd, payload); err != nil || !strings.HasPrefix(string(payload), "REDIS0010") {
+		t.Fatalf("payload of %d bytes: %q... %v", n, payload[:min(n, 16)], err)
+	}
+	return &fakeReplica{rawConn: c, id: m[1], offset: off}
+}
+
+// next reads the stream's next command.
+func (r *fakeReplica) next(t *testing.T) string {
+	t.Helper()
+	rec, err := r.Read()
+	if err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	r.offset += int64(len(rec))
+	return rec
+}
+
+// expect reads the stream's next records, skipping PINGs, and compares them.
+func (r *fakeReplica) expect(t *testing.T, want ...[]string) {
+	t.Helper()
+	for _, w := range want {
+		got := r.next(t)
+		for got == "*1\r\n$4\r\nPING\r\n" {
+			got = r.next(t)
+		}
+		if exp := string(encodeCommand(w)); got != exp {
+			t.Fatalf("stream: %q, want %q", got, exp)
+		}
+	}
+}
+
+func infoField(t *testing.T, c *rawConn, name string) string {
+	t.Helper()
+	info := c.Do("INFO", "replication")
+	m := regexp.MustCompile(`(?m)^` + name + `:(.*)\r$`).FindStringSubmatch(info)
+	if m == nil {
+		t.Fatalf("no %s in %q", name, info)
+	}
+	return m[1]
+}
+
+func TestReplicaStreamCarriesEffects(t *testing.T) {
+	s := startShoal(t, kv.Options{}, eventloop.Options{})
+	c := dialRaw(t, s.addr)
+	c.Do("SET", "before", "1")
+	if got := infoField(t, c, "master_repl_offset"); got != "0" {
+		t.Fatalf("master_repl_offset %s without replicas: the stream must not be produced", got)
+	}
+	if got := infoField(t, c, "repl_backlog_active"); got != "0" {
+		t.Fatalf("repl_backlog_active %s without replicas", got)
+	}
+	r := syncReplica(t, s.addr, "7777")
+
+	c.Do("SET", "a", "1")
+	c.Do("SET", "ttl", "x", "EX", "100")
+	pxat := c.Do("PEXPIRETIME", "ttl")
+	c.Do("SELECT", "3")
+	c.Do("INCRBYFLOAT", "f", "1.5")
+	c.Do("SET", "nx", "1", "NX")
+	c.Do("SET", "nx", "2", "NX") // did nothing: not in the stream
+	c.Do("SADD", "s", "m1", "m2")
+	popped := c.Do("SPOP", "s")
+	r.expect(t,
+		[]string{"SELECT", "0"},
+		[]string{"SET", "a", "1"},
+		[]string{"SET", "ttl", "x", "PXAT", strings.Trim(pxat, ":\r\n")},
+		[]string{"SELECT", "3"},
+		[]string{"SET", "f", "1.5"},
+		[]string{"SET", "nx", "1"},
+		[]string{"DEL", "s"}, // as the file has it: a replay keeps expired keys
+		[]string{"SADD", "s", "m1", "m2"},
+		[]string{"SREM", "s", popped[strings.Index(popped, "\n")+1 : len(popped)-2]},
+	)
+
+	// A blocked pop served by another client's push: the push, then the pop.
+	b := dialRaw(t, s.addr)
+	b.Send(encodeCommand([]string{"BLPOP", "q", "5"}))
+	time.Sleep(100 * time.Millisecond)
+	c.Do("SELECT", "0")
+	c.Do("RPUSH", "q", "v")
+	if got, _ := b.Read(); got != "*2\r\n$1\r\nq\r\n$1\r\nv\r\n" {
+		t.Fatalf("BLPOP: %q", got)
+	}
+	r.expect(t, []string{"SELECT", "0"}, []string{"RPUSH", "q", "v"}, []string{"LPOP", "q"})
+
+	// The offset counts the stream's bytes; ROLE and INFO list the replica.
+	deadline := time.Now().Add(5 * time.Second)
+	for infoField(t, c, "master_repl_offset") != strconv.FormatInt(r.offset, 10) {
+		if time.Now().After(deadline) {
+			t.Fatalf("master_repl_offset %s, the replica read up to %d", infoField(t, c, "master_repl_offset"), r.offset)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := infoField(t, c, "slave0"); !strings.HasPrefix(got, "ip=127.0.0.1,port=7777,state=online,offset=") {
+		t.Fatalf("slave0:%s", got)
+	}
+	if got := c.Do("ROLE"); !strings.HasPrefix(got, fmt.Sprintf("*3\r\n$6\r\nmaster\r\n:%d\r\n*1\r\n*3\r\n$9\r\n127.0.0.1\r\n$4\r\n7777\r\n", r.offset)) {
+		t.Fatalf("ROLE: %q", got)
+	}
+
+	// Reconnected, it continues from the backlog with the bytes it lacks.
+	r.C.Close()
+	c.Do("SET", "gap", "1")
+	r2 := dialRaw(t, s.addr)
+	if got := r2.Do("PSYNC", r.id, strconv.FormatInt(r.offset+1, 10)); got != "+CONTINUE\r\n" {
+		t.Fatalf("PSYNC %s %d: %q", r.id, r.offset+1, got)
+	}
+	cont := &fakeReplica{rawConn: r2, id: r.id, offset: r.offset}
+	cont.expect(t, []string{"SET", "gap", "1"})
+	// Another history, or an offset the backlog no longer holds: in full.
+	for _, args := range [][]string{{"PSYNC", strings.Repeat("a", 40), "1"}, {"PSYNC", r.id, "0"}} {
+		if got := dialRaw(t, s.addr).Do(args...); !fullResync.MatchString(got) {
+			t.Fatalf("%q: %q", args, got)
+		}
+	}
+	if got := c.Do("INFO", "stats"); !strings.Contains(got, "sync_full:3\r\nsync_partial_ok:1\r\nsync_partial_err:2\r\n") {
+		t.Fatalf("INFO stats: %q", got)
+	}
+}
+
+func TestWaitParksUntilTheReplicaAcknowledges(t *testing.T) {
+	s := startShoal(t, kv.Options{}, eventloop.Options{})
+	c := dialRaw(t, s.addr)
+	if got := c.Do("WAIT", "0", "0"); got != ":0\r\n" {
+		t.Fatalf("WAIT 0 0: %q", got)
+	}
+	if got := c.Do("WAIT", "1", "-1"); got != "-ERR timeout is negative\r\n" {
+		t.Fatalf("WAIT 1 -1: %q", got)
+	}
+	r := syncReplica(t, s.addr, "7778")
+	c.Do("SET", "k", "v")
+	r.expect(t, []string{"SELECT", "0"}, []string{"SET", "k", "v"})
+
+	// No ACK: the timeout answers, and the loop serves others meanwhile.
+	start := time.Now()
+	c.Send(encodeCommand([]string{"WAIT", "1", "300"}))
+	if got := dialRaw(t, s.addr).Do("PING"); got != "+PONG\r\n" || time.Since(start) > 250*time.Millisecond {
+		t.Fatalf("PING while WAIT is parked: %q after %v", got, time.Since(start))
+	}
+	if got, _ := c.Read(); got != ":0\r\n" || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("WAIT 1 300 without ACK: %q after %v", got, time.Since(start))
+	}
+
+	// WAIT asks for ACKs (REPLCONF GETACK *); the ACK answers it.
+	c.Send(encodeCommand([]string{"WAIT", "1", "5000"}))
+	for {
+		rec := r.next(t)
+		if rec == string(encodeCommand([]string{"REPLCONF", "GETACK", "*"})) {
+			break
+		}
+	}
+	r.Send(encodeCommand([]string{"REPLCONF", "ACK", strconv.FormatInt(r.offset, 10)}))
+	if got, _ := c.Read(); got != ":1\r\n" {
+		t.Fatalf("WAIT 1 5000 after the ACK: %q", got)
+	}
+	if got := c.Do("CLIENT", "KILL", "TYPE", "replica"); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL TYPE replica: %q", got)
+	}
+	if _, err := r.ReadUntilClose(); err != nil {
+		t.Fatalf("the killed replica's connection: %v", err)
+	}
+}
