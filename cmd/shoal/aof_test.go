@@ -514,10 +514,7 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 	acked := map[string]bool{}
 	misconf := 0
 	for c := 0; c < 20 && misconf == 0; c++ {
-		nc, err := net.Dial("tcp", p.addr())
-		if err != nil {
-			t.Fatal(err)
-		}
+		nc := p.dial(t)
 		rd := bufio.NewReader(nc)
 		var req []byte
 		var keys []string
@@ -667,11 +664,7 @@ func TestSIGTERMAnswersHeldReplies(t *testing.T) {
 	const clients, n = 8, 500
 	conns := make([]net.Conn, clients)
 	for i := range conns {
-		c, err := net.Dial("tcp", p.addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := p.dial(t)
 		var req []byte
 		for j := 0; j < n; j++ {
 			req = append(req, resp.AppendCommand(nil, "INCR", fmt.Sprintf("n%d", i))...)

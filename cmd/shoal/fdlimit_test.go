@@ -23,10 +23,7 @@ func TestMaxClientsCappedToDescriptorLimit(t *testing.T) {
 		}
 	}()
 	for range tries {
-		c, err := net.Dial("tcp", p.addr())
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := p.dial(t)
 		conns = append(conns, c)
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		if _, err := c.Write(resp.AppendCommand(nil, "PING")); err != nil {

@@ -46,11 +46,7 @@ func TestBinaryServesEveryFront(t *testing.T) {
 	// this test pins it even when CI runs the package again with
 	// SHOAL_ENGINE=gnet.
 	p := startBinary(t, "--engine", "native", "--http-port", strconv.Itoa(httpPort), "--frame-port", strconv.Itoa(framePort), "--requirepass", "pw")
-	c, err := net.Dial("tcp", p.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := p.dial(t)
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	io.WriteString(c, "AUTH pw\r\nSET k from-resp\r\n")
 	rd := bufio.NewReader(c)

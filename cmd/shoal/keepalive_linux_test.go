@@ -20,10 +20,7 @@ func TestTCPKeepAliveArmsTheTimer(t *testing.T) {
 		want bool
 	}{{"300", true}, {"0", false}} {
 		p := startBinary(t, "--tcp-keepalive", tc.arg)
-		c, err := net.Dial("tcp", p.addr())
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := p.dial(t)
 		rd := bufio.NewReader(c)
 		fmt.Fprint(c, "PING\r\n")
 		if line, err := rd.ReadString('\n'); err != nil || line != "+PONG\r\n" {

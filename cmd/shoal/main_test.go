@@ -108,6 +108,18 @@ func (p *shoalProc) stop(t *testing.T, sig syscall.Signal) error {
 	}
 }
 
+// dial connects to the server's RESP port; the connection closes when the
+// test ends.
+func (p *shoalProc) dial(t *testing.T) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // terminate stops the server with SIGTERM and fails the test unless it
 // exits 0.
 func (p *shoalProc) terminate(t *testing.T) {
@@ -269,11 +281,7 @@ func TestMaxClientsRejectsExtraConnection(t *testing.T) {
 	p := startBinary(t, "--maxclients", "2")
 	var held []net.Conn
 	for i := 0; i < 2; i++ {
-		c, err := net.Dial("tcp", p.addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := p.dial(t)
 		if _, err := c.Write([]byte("PING\r\n")); err != nil {
 			t.Fatal(err)
 		}
@@ -283,11 +291,7 @@ func TestMaxClientsRejectsExtraConnection(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	c, err := net.Dial("tcp", p.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := p.dial(t)
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	got, _ := io.ReadAll(c)
 	if string(got) != "-ERR max number of clients reached\r\n" {
@@ -322,11 +326,7 @@ func TestMaxClientsRejectsExtraConnection(t *testing.T) {
 // process exits 0.
 func TestSIGTERMAnswersPipelinedRequests(t *testing.T) {
 	p := startBinary(t)
-	conn, err := net.Dial("tcp", p.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := p.dial(t)
 	const n = 10000
 	req := bytes.Repeat([]byte("*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n"), n)
 	written := make(chan error, 1)
@@ -396,11 +396,7 @@ func TestConfigFlagEnvDefault(t *testing.T) {
 
 func TestIdleTimeoutClosesQuietClients(t *testing.T) {
 	p := startBinary(t, "--idle-timeout", "1")
-	c, err := net.Dial("tcp", p.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := p.dial(t)
 	start := time.Now()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	n, err := c.Read(make([]byte, 16))

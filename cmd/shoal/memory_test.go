@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,11 +32,7 @@ func processRSS(t *testing.T, pid int) int64 {
 func TestRSSStaysWithinMaxMemory(t *testing.T) {
 	const maxMemory = 64 << 20
 	p := startBinary(t, "--maxmemory", strconv.Itoa(maxMemory), "--maxmemory-policy", "allkeys-lru")
-	conn, err := net.Dial("tcp", p.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := p.dial(t)
 	w, r := bufio.NewWriterSize(conn, 1<<16), bufio.NewReaderSize(conn, 1<<16)
 	value := strings.Repeat("v", 100)
 	// A key costs a 128-byte block (key + value) plus 36 bytes of entry and index.

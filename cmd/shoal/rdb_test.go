@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -388,11 +387,7 @@ func TestRDBStopWritesOnBGSaveError(t *testing.T) {
 		t.Fatalf("GET after a failed BGSAVE: %q %v, want a nil reply", v, err)
 	}
 	// As Redis, a write is refused when queued, and EXEC then aborts.
-	raw, err := net.Dial("tcp", p.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := p.dial(t)
 	fmt.Fprint(raw, "MULTI\r\nSET k v\r\nEXEC\r\n")
 	rd := bufio.NewReader(raw)
 	var replies []string

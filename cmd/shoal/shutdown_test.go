@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,11 +31,7 @@ func TestSIGTERMAnswersDeepPipeline(t *testing.T) {
 		values[i] = fmt.Sprintf("value-%03d-", i) + strings.Repeat("x", 1014)
 		setup = append(setup, resp.AppendCommand(nil, "SET", fmt.Sprintf("k%d", i), values[i])...)
 	}
-	c, err := net.Dial("tcp", p.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := p.dial(t)
 	rd := bufio.NewReaderSize(c, 64<<10)
 	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
 	if _, err := c.Write(setup); err != nil {
