@@ -23,11 +23,7 @@ func TestCloseAtABufferLimitIsLogged(t *testing.T) {
 	var log logtest.Log
 	s := shoaltest.Start(t, shoaltest.Options{KV: kv.Options{Logger: log.Logger()},
 		Loop: eventloop.Options{MaxInboundBuffer: 64 << 10}})
-	c, err := net.Dial("tcp", s.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := shoaltest.Dial(t, s.Addr).C
 	if _, err := c.Write([]byte("CLIENT SETNAME bigsender\r\n")); err != nil {
 		t.Fatal(err)
 	}

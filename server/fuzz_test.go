@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/frame"
 	"github.com/shoalkv/shoal/proto/http1"
@@ -19,11 +20,7 @@ import (
 // connection for reading the answers.
 func sendAndHalfClose(t *testing.T, addr string, input []byte) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := shoaltest.Dial(t, addr).C
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	go func() {
 		_, _ = c.Write(input)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/internal/redistest"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 	"github.com/shoalkv/shoal/kv"
 )
 
@@ -188,11 +188,7 @@ func TestHTTPAPI(t *testing.T) {
 // before the body is sent, and the final response follows the body.
 func TestHTTPExpectContinue(t *testing.T) {
 	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
-	conn, err := net.Dial("tcp", f.http)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := shoaltest.Dial(t, f.http).C
 	conn.SetDeadline(time.Now().Add(5 * time.Second))
 	io.WriteString(conn, "PUT /kv/e HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
 	rd := bufio.NewReader(conn)
@@ -256,11 +252,7 @@ type rawResponse struct {
 // net/http's parser.
 func rawHTTP(t *testing.T, addr, req string, n int) []rawResponse {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := shoaltest.Dial(t, addr).C
 	conn.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.WriteString(conn, req); err != nil {
 		t.Fatal(err)
@@ -328,11 +320,7 @@ func TestHTTPCodecErrors(t *testing.T) {
 		{"version", "GET /kv/a HTTP/2.0\r\nHost: h\r\n\r\n", 505, "HTTP/2.0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", f.http)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			conn := shoaltest.Dial(t, f.http).C
 			conn.SetDeadline(time.Now().Add(5 * time.Second))
 			io.WriteString(conn, tc.req)
 			all, _ := io.ReadAll(conn) // the server closes after the response

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,16 +31,8 @@ func TestSlowReadersOnTheFrontsCostTheHighWaterMark(t *testing.T) {
 		httpReq = append(httpReq, "GET /kv/big HTTP/1.1\r\nHost: x\r\n\r\n"...)
 		frameReq, _ = frame.AppendGet(frameReq, []byte("big"))
 	}
-	hc, err := net.Dial("tcp", s.HTTPAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hc.Close()
-	fc, err := net.Dial("tcp", s.FrameAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fc.Close()
+	hc := shoaltest.Dial(t, s.HTTPAddr).C
+	fc := shoaltest.Dial(t, s.FrameAddr).C
 	go hc.Write(httpReq)
 	go fc.Write(frameReq)
 	time.Sleep(500 * time.Millisecond)
