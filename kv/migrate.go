@@ -255,6 +255,11 @@ func (h *Handler) applyMigrate(m *migration, acked []int, cl *client) int64 {
 	}
 	if cl == nil {
 		defer h.resumeWorld(nil, h.stopWorld(nil))
+		select {
+		case <-h.done: // closed while the target worked: its stores may be gone
+			return 0
+		default:
+		}
 	}
 	logged := h.aof != nil || h.primary.feeding.Load() // to the file or to replicas
 	if logged && cl == nil {
