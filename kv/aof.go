@@ -182,14 +182,33 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 		return
 	}
 	db := int(cl.selected.Load())
+	multi := cl.execLogPrefix(nil) // MULTI before an EXEC's or a script's first record
 	if h.aof != nil {
-		buf := cl.execLogPrefix(h.aof.Select(h.aof.Begin(), db))
+		buf := append(h.aof.Select(h.aof.Begin(), db), multi...)
 		cl.aof.end = h.aof.End(append(buf, rec...))
 	}
 	if h.primary.feeding.Load() {
-		h.feedStream(db, rec) // primary.go
+		h.feedRecords(db, multi, rec) // primary.go
 	}
 }
+
+// logExec logs the EXEC that closes a transaction's or a script's records
+// (their first was preceded by MULTI: execLogPrefix), to the file and the
+// replication stream.
+func (h *Handler) logExec(cl *client) {
+	if h.aof != nil {
+		buf := h.aof.Begin()
+		end := h.aof.End(aof.AppendCommand(buf, []byte("EXEC")))
+		if cl.aof != nil {
+			cl.aof.end = end
+		}
+	}
+	if h.primary.feeding.Load() {
+		h.feedStream(-1, execRecord)
+	}
+}
+
+var execRecord = []byte("*1\r\n$4\r\nEXEC\r\n")
 
 // logsEffects reports whether cl's logEffect command must leave its
 // record in cl.aof.effect: it is logged (to the file or the replication

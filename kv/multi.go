@@ -337,8 +337,7 @@ func cmdExec(h *Handler, cl *client, _ [][]byte) {
 	}
 	if s.multiLogged {
 		s.multiLogged = false
-		buf := h.aof.Begin()
-		cl.aof.end = h.aof.End(aof.AppendCommand(buf, []byte("EXEC")))
+		h.logExec(cl) // aof.go
 	}
 	h.endTransaction(s)
 	cl.failed = false // EXEC itself succeeded, whatever its commands answered

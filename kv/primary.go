@@ -126,19 +126,26 @@ func (h *Handler) startFeeding() {
 }
 
 // feedStream appends a write's record of database db to the stream:
-// callLogged calls it under the write's stripes. A replica that is itself
-// a replica does not feed its own stream (chained replicas are not served).
-func (h *Handler) feedStream(db int, rec []byte) {
+// callLogged calls it under the write's stripes. db -1 is a record of no database (EXEC). A server that is
+// itself a replica does not feed its own stream (chained replicas are not
+// served).
+func (h *Handler) feedStream(db int, rec []byte) { h.feedRecords(db, nil, rec) }
+
+// feedRecords is feedStream with multi (MULTI, or nothing) before rec.
+func (h *Handler) feedRecords(db int, multi, rec []byte) {
 	if h.repl.state.Load() != linkNone {
 		return
 	}
 	p := &h.primary
 	p.mu.Lock()
 	if p.backlog != nil || len(p.replicas) > 0 {
-		if p.db != db {
+		if db >= 0 && p.db != db {
 			var n [20]byte
 			p.appendLocked(h, aof.AppendCommand(nil, []byte("SELECT"), strconv.AppendInt(n[:0], int64(db), 10)))
 			p.db = db
+		}
+		if len(multi) > 0 {
+			p.appendLocked(h, multi)
 		}
 		p.appendLocked(h, rec)
 	}

@@ -135,6 +135,19 @@ func TestReplicaStreamCarriesEffects(t *testing.T) {
 	}
 	r.expect(t, []string{"SELECT", "0"}, []string{"RPUSH", "q", "v"}, []string{"LPOP", "q"})
 
+	// A transaction and a script: their records between MULTI and EXEC,
+	// as the append-only file has them.
+	c.Do("MULTI")
+	c.Do("SET", "t1", "1")
+	c.Do("SELECT", "5")
+	c.Do("SET", "t2", "2")
+	if got := c.Do("EXEC"); got != "*3\r\n+OK\r\n+OK\r\n+OK\r\n" {
+		t.Fatalf("EXEC: %q", got)
+	}
+	c.Do("EVAL", "redis.call('set', KEYS[1], '1'); redis.call('set', KEYS[2], '2')", "2", "e1", "e2")
+	r.expect(t, []string{"MULTI"}, []string{"SET", "t1", "1"}, []string{"SELECT", "5"}, []string{"SET", "t2", "2"}, []string{"EXEC"},
+		[]string{"MULTI"}, []string{"SET", "e1", "1"}, []string{"SET", "e2", "2"}, []string{"EXEC"})
+
 	// The offset counts the stream's bytes; ROLE and INFO list the replica.
 	deadline := time.Now().Add(5 * time.Second)
 	for infoField(t, c, "master_repl_offset") != strconv.FormatInt(r.offset, 10) {

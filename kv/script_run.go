@@ -12,7 +12,6 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
@@ -207,8 +206,7 @@ func (e *scriptEngine) unbind(cl, sc *client) {
 	} else if s.multiLogged && !h.busy.frozen.Load() {
 		// (Stopped by SHUTDOWN NOSAVE, the script's records stay without
 		// their EXEC: a replay drops them.)
-		buf := h.aof.Begin()
-		sc.aof.end = h.aof.End(aof.AppendCommand(buf, []byte("EXEC")))
+		h.logExec(sc) // aof.go
 	}
 	s.multiLogged = false
 	if sc.aof != nil && sc.aof.end > 0 {
