@@ -50,10 +50,7 @@ func waitSocket(t *testing.T, fd int, events int16, release func()) {
 // an accepted AsyncWrite is still queued. The loop sees the EOF before it
 // runs the task; the connection must stay open until the data is written.
 func TestAsyncWriteQueuedBeforePeerHalfCloseIsSent(t *testing.T) {
-	h := &connCatcher{conns: make(chan *Conn, 1)}
-	s := startServer(t, h, Options{Loops: 1})
-	client := dial(t, s)
-	c := <-h.conns
+	h, client, c := startCaught(t, Options{Loops: 1})
 	release := stallLoop(t, c)
 	if err := c.AsyncWrite([]byte("late reply\n")); err != nil {
 		release()

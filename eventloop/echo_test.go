@@ -50,10 +50,7 @@ func TestUnixSocketEcho(t *testing.T) {
 // TestRepliesOfOneReadGoOutInOneWrite checks the smart flush: replies to a
 // pipelined batch are gathered, not written one syscall per reply.
 func TestRepliesOfOneReadGoOutInOneWrite(t *testing.T) {
-	h := &connCatcher{conns: make(chan *Conn, 1)}
-	s := startServer(t, h, Options{Loops: 1})
-	client := dial(t, s)
-	c := <-h.conns
+	_, client, c := startCaught(t, Options{Loops: 1})
 	req := numberedLines("%04d\n", 1000)
 	client.Write(req)
 	if got := readN(t, client, len(req)); !bytes.Equal(got, req) {

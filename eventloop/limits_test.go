@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -118,11 +119,17 @@ type connCatcher struct {
 
 func (h *connCatcher) OnOpen(c *Conn) { h.conns <- c }
 
+// startCaught starts a line-echo server with o, connects to it and returns
+// the handler, the client's end and the server's Conn.
+func startCaught(t *testing.T, o Options) (h *connCatcher, client net.Conn, c *Conn) {
+	t.Helper()
+	h = &connCatcher{conns: make(chan *Conn, 1)}
+	client = dial(t, startServer(t, h, o))
+	return h, client, <-h.conns
+}
+
 func TestAsyncWriteToPeerThatNeverReads(t *testing.T) {
-	h := &connCatcher{conns: make(chan *Conn, 1)}
-	s := startServer(t, h, Options{OutputHighWater: 128 << 10, OutputLowWater: 32 << 10, OutputHardLimit: 512 << 10, SocketSendBuffer: 8192})
-	client := dial(t, s)
-	c := <-h.conns
+	h, client, c := startCaught(t, Options{OutputHighWater: 128 << 10, OutputLowWater: 32 << 10, OutputHardLimit: 512 << 10, SocketSendBuffer: 8192})
 	chunk := bytes.Repeat([]byte{'z'}, 16<<10)
 	var err error
 	for i := 0; i < 100000 && err == nil; i++ {

@@ -11,10 +11,7 @@ import (
 // with ExecuteReserved: the connection waited for it, so the peer gets it
 // before the close.
 func TestReservedReplySurvivesPeerHalfClose(t *testing.T) {
-	h := &connCatcher{conns: make(chan *Conn, 1)}
-	s := startServer(t, h, Options{Loops: 1})
-	client := dial(t, s)
-	c := <-h.conns
+	h, client, c := startCaught(t, Options{Loops: 1})
 	reserved := make(chan error, 1)
 	if err := c.Execute(func(c *Conn) { reserved <- c.Reserve() }); err != nil {
 		t.Fatal(err)
