@@ -116,8 +116,8 @@ func Params() []Param {
 		{Name: "repl-backlog-ttl", Kind: Int(0, math.MaxInt32), Default: "3600", RunTime: true, Usage: "seconds without replicas after which the backlog is freed (0: never)"},
 		{Name: "repl-diskless-sync", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: a full sync streams the snapshot as $EOF:<mark> to replicas that can take it; it is made in memory either way"},
 		{Name: "repl-diskless-sync-delay", Kind: Int(0, math.MaxInt32), Default: "5", RunTime: true, Usage: "accepted; Shoal starts each full sync at once"},
-		{Name: "min-replicas-to-write", Aliases: []string{"min-slaves-to-write"}, Kind: Int(0, math.MaxInt32), Default: "0", RunTime: true, Usage: "accepted; Shoal does not refuse writes for want of replicas yet"},
-		{Name: "min-replicas-max-lag", Aliases: []string{"min-slaves-max-lag"}, Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "accepted, with min-replicas-to-write"},
+		{Name: "min-replicas-to-write", Aliases: []string{"min-slaves-to-write"}, Kind: Int(0, math.MaxInt32), Default: "0", RunTime: true, Usage: "writes are refused with -NOREPLICAS unless this many replicas acknowledged within min-replicas-max-lag seconds (0: off)"},
+		{Name: "min-replicas-max-lag", Aliases: []string{"min-slaves-max-lag"}, Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "seconds since its last ACK under which a replica counts for min-replicas-to-write"},
 	}
 	return append(params, inertParams()...)
 }

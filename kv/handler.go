@@ -166,6 +166,7 @@ func New(s *store.Store, o Options) *Handler {
 	h.ownSettings(o)
 	h.ownBusyThreshold()
 	h.initReplication()
+	h.initPrimary()
 	h.clock.Store(nowMillis())
 	go h.cron()
 	return h
@@ -438,6 +439,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	}
 	if g := h.repl.guard.Load(); g != 0 && h.replicaRefuses(cl, cmd, g, counters) {
 		return // -READONLY, -MASTERDOWN (repl.go)
+	}
+	if h.primary.noReplicas.Load() && h.refusesForReplicas(cl, cmd, counters) {
+		return // -NOREPLICAS (primary_info.go)
 	}
 	if s := cl.sess.Load(); s != nil && h.interceptSession(s, cl, cmd, args, counters) {
 		return // queued in MULTI, or refused in the subscribed context (multi.go)

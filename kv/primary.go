@@ -39,7 +39,12 @@ import (
 // applied them.
 type primarySide struct {
 	feeding atomic.Bool // a replica connected once: callLogged feeds the stream
-	start   sync.Once   // the stripes, the barrier and the cron, at the first replica
+
+	// min-replicas-to-write, min-replicas-max-lag, and whether writes are
+	// refused for want of replicas (dispatch's test).
+	minReplicas, maxLag atomic.Int64
+	noReplicas          atomic.Bool
+	start               sync.Once // the stripes, the barrier and the cron, at the first replica
 
 	mu         sync.Mutex
 	backlog    *repl.Backlog            // nil until a replica connects, and after repl-backlog-ttl without any
@@ -210,6 +215,7 @@ func cmdReplConf(h *Handler, cl *client, args [][]byte) {
 				}
 				r.ackAt.Store(time.Now().UnixMilli())
 				h.checkWaits()
+				h.updateGoodReplicas()
 			}
 			return // no reply, as Redis
 		case "getack":

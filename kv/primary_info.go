@@ -217,3 +217,67 @@ func (h *Handler) writeRoleReplicas(cl *client) {
 		cl.writeBulkStr(strconv.FormatInt(r.ack.Load(), 10))
 	}
 }
+
+// errNoReplicas is Redis's refusal of a write under min-replicas-to-write.
+const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
+
+// initPrimary takes over min-replicas-to-write and min-replicas-max-lag:
+// while fewer replicas than the first acknowledged within the second's
+// seconds, writes are refused, as Redis's checkGoodReplicasStatus.
+func (h *Handler) initPrimary() {
+	p := &h.primary
+	p.minReplicas.Store(h.params.Int("min-replicas-to-write"))
+	p.maxLag.Store(h.params.Int("min-replicas-max-lag"))
+	h.params.Own("min-replicas-to-write", config.Owner{
+		Get: func() string { return strconv.FormatInt(p.minReplicas.Load(), 10) },
+		Set: func(v string) { n, _ := strconv.ParseInt(v, 10, 64); p.minReplicas.Store(n); h.updateGoodReplicas() },
+	})
+	h.params.Own("min-replicas-max-lag", config.Owner{
+		Get: func() string { return strconv.FormatInt(p.maxLag.Load(), 10) },
+		Set: func(v string) { n, _ := strconv.ParseInt(v, 10, 64); p.maxLag.Store(n); h.updateGoodReplicas() },
+	})
+	h.updateGoodReplicas()
+}
+
+// updateGoodReplicas recounts the replicas that acknowledged within
+// min-replicas-max-lag and sets whether writes are refused: at every
+// setting change, every second (primaryCron) and at each ACK.
+func (h *Handler) updateGoodReplicas() {
+	p := &h.primary
+	minimum := p.minReplicas.Load()
+	if minimum <= 0 {
+		p.noReplicas.Store(false)
+		return
+	}
+	good := int64(0)
+	now := time.Now().UnixMilli()
+	lag := p.maxLag.Load() * 1000
+	p.mu.Lock()
+	for _, r := range p.replicas {
+		if r.online && now-r.ackAt.Load() <= lag {
+			good++
+		}
+	}
+	p.mu.Unlock()
+	p.noReplicas.Store(good < minimum)
+}
+
+// refusesForReplicas answers -NOREPLICAS to a write (or an EXEC with
+// writes queued) of an ordinary client while min-replicas-to-write is not
+// met; dispatch calls it while noReplicas is set.
+func (h *Handler) refusesForReplicas(cl *client, cmd *command, counters *commandCounters) bool {
+	if cl.conn == nil || cl.isPrimaryLink() || h.repl.state.Load() != linkNone {
+		return false
+	}
+	write := cmd.logged
+	if cmd.name == "exec" {
+		s := cl.sess.Load()
+		write = s != nil && s.multi && s.writes
+	}
+	if !write {
+		return false
+	}
+	counters.rejected.Add(1)
+	cl.reject(cmd, errNoReplicas)
+	return true
+}

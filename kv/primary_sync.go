@@ -129,6 +129,7 @@ func (h *Handler) primaryCron() {
 		case now := <-t.C:
 			h.pingReplicas(now)
 			h.checkWaits()
+			h.updateGoodReplicas()
 		}
 	}
 }

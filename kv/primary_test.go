@@ -225,3 +225,30 @@ func TestWaitParksUntilTheReplicaAcknowledges(t *testing.T) {
 		t.Fatalf("the killed replica's connection: %v", err)
 	}
 }
+
+func TestMinReplicasToWriteRefusesWrites(t *testing.T) {
+	s := startShoal(t, kv.Options{}, eventloop.Options{})
+	c := dialRaw(t, s.addr)
+	configure(t, c, "min-replicas-to-write", "1", "0")
+	want := "-NOREPLICAS Not enough good replicas to write.\r\n"
+	if got := c.Do("SET", "k", "v"); got != want {
+		t.Fatalf("SET without replicas: %q", got)
+	}
+	if got := c.Do("GET", "k"); got != "$-1\r\n" {
+		t.Fatalf("GET without replicas: %q", got)
+	}
+	c.Do("MULTI")
+	c.Do("SET", "k", "v")
+	if got := c.Do("EXEC"); got != "-EXECABORT Transaction discarded because of previous errors.\r\n" { // as redis-server: the queued SET was refused
+		t.Fatalf("EXEC without replicas: %q", got)
+	}
+	r := syncReplica(t, s.addr, "7779")
+	r.Send(encodeCommand([]string{"REPLCONF", "ACK", strconv.FormatInt(r.offset, 10)}))
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Do("SET", "k", "v") != "+OK\r\n" {
+		if time.Now().After(deadline) {
+			t.Fatalf("SET with a replica that acknowledged: %q", c.Do("SET", "k", "v"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
