@@ -740,3 +740,34 @@ func TestReplicaLogsThePrimarysWritesItRefuses(t *testing.T) {
 		t.Fatalf("no refused write in the log:\n%s", log)
 	}
 }
+
+// TestShoalReplicaOfShoal: the same with a shoal as the primary (its
+// primary side, kv/primary*.go): every key compared after a sync under
+// redis-benchmark load, and a link dropped by CLIENT KILL TYPE master
+// comes back with a partial resync.
+func TestShoalReplicaOfShoal(t *testing.T) {
+	ctx := context.Background()
+	primaryProc := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes")
+	primaryAddr := primaryProc.addr()
+	primary := authClient(t, primaryAddr, "", 0)
+	writeTypes(t, primaryAddr, "", "before")
+	wait := benchmark(t, primaryAddr, "")
+	p := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1 "+strconv.Itoa(primaryProc.port))
+	replica := authClient(t, p.addr(), "", 0)
+	writeTypes(t, primaryAddr, "", "during")
+	wait()
+	waitCaughtUp(t, primary, replica, p)
+	compareDatasets(t, primaryAddr, "", p.addr())
+
+	before := infoFields(t, primary, "stats")
+	if n, err := replica.ClientKillByFilter(ctx, "TYPE", "master").Result(); n != 1 {
+		t.Fatalf("CLIENT KILL TYPE master: %d %v", n, err)
+	}
+	writeTypes(t, primaryAddr, "", "gap")
+	waitCaughtUp(t, primary, replica, p)
+	after := infoFields(t, primary, "stats")
+	if after["sync_full"] != before["sync_full"] || atoi(after["sync_partial_ok"]) != atoi(before["sync_partial_ok"])+1 {
+		t.Fatalf("after the link dropped: sync_full %s → %s, sync_partial_ok %s → %s", before["sync_full"], after["sync_full"], before["sync_partial_ok"], after["sync_partial_ok"])
+	}
+	compareDatasets(t, primaryAddr, "", p.addr())
+}
