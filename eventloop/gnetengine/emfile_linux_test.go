@@ -2,13 +2,12 @@ package gnetengine_test
 
 import (
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoalkv/shoal/eventloop"
-	"golang.org/x/sys/unix"
+	"github.com/shoalkv/shoal/internal/fdtest"
 )
 
 // TestServeReportsAnEngineThatStoppedOnItsOwn: gnet stops the whole engine
@@ -19,27 +18,10 @@ func TestServeReportsAnEngineThatStoppedOnItsOwn(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- s.Serve() }()
 	port := s.Addr().(*net.TCPAddr).Port
-	client, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(client)
-	var fillers []*os.File
-	release := func() {
-		for _, f := range fillers {
-			f.Close()
-		}
-		fillers = nil
-	}
+	clients := fdtest.NewClients(t, 1, 20*time.Second)
+	release := fdtest.Exhaust()
 	defer release()
-	for {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			break
-		}
-		fillers = append(fillers, f)
-	}
-	if err := unix.Connect(client, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+	if err := clients.Connect(port); err != nil {
 		release()
 		t.Fatal(err)
 	}

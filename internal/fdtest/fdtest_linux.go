@@ -1,6 +1,6 @@
 // Package fdtest helps tests run their process out of file descriptors
 // while clients wait to be accepted: the one scenario the eventloop's own
-// tests and its engine conformance suite both need, in two packages.
+// tests, its engine conformance suite and the gnet engine's tests all need.
 package fdtest
 
 import (
