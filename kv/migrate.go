@@ -288,21 +288,25 @@ func (h *Handler) applyMigrate(m *migration, acked []int, cl *client) int64 {
 		return 0
 	}
 	rec := aof.AppendCommand(nil, append([][]byte{[]byte("DEL")}, deleted...)...)
+	var multi []byte
+	if cl != nil {
+		multi = cl.execLogPrefix(nil) // MULTI before an EXEC's or a script's first record, in both logs
+	}
 	if h.primary.feeding.Load() {
-		h.feedStream(m.srcDB, rec) // primary.go
+		h.feedRecords(m.srcDB, multi, rec) // primary.go
 	}
 	if h.aof == nil {
 		return 0
 	}
+	buf := append(h.aof.Select(h.aof.Begin(), m.srcDB), multi...)
+	end := h.aof.End(append(buf, rec...))
 	if cl != nil {
 		if cl.aof == nil {
 			cl.aof = &aofState{}
 		}
-		buf := cl.execLogPrefix(h.aof.Select(h.aof.Begin(), m.srcDB))
-		cl.aof.end = h.aof.End(append(buf, rec...))
-		return cl.aof.end
+		cl.aof.end = end
 	}
-	return h.aof.End(append(h.aof.Select(h.aof.Begin(), m.srcDB), rec...))
+	return end
 }
 
 // unchanged reports whether m.keys[i] still holds the value and expiry

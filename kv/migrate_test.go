@@ -758,6 +758,21 @@ func TestMigrateReachesReplicas(t *testing.T) {
 		t.Fatalf("MIGRATE: %q", r)
 	}
 	waitFor("the replica to lose k", func() bool { return replica.Do("EXISTS", "k") == ":0\r\n" })
+	// Inside EXEC the DEL is the transaction's first record: the replica
+	// gets it between MULTI and EXEC with the write after it.
+	c.Do("SET", "k2", "v")
+	c.Do("MULTI")
+	c.Do("MIGRATE", thost, tport, "k2", "0", "5000")
+	c.Do("SET", "after", "1")
+	if r := c.Do("EXEC"); r != "*2\r\n+OK\r\n+OK\r\n" {
+		t.Fatalf("EXEC: %q", r)
+	}
+	waitFor("the replica to apply the transaction", func() bool {
+		return replica.Do("MGET", "k2", "after") == "*2\r\n$-1\r\n$1\r\n1\r\n"
+	})
+	if r := replica.Do("INFO", "replication"); !strings.Contains(r, "master_link_status:up") {
+		t.Errorf("the replica's link after the transaction: %q", r)
+	}
 }
 
 // TestMigrateLargeValues: values past the 64 KiB write chunk, a string
