@@ -44,7 +44,8 @@ type primarySide struct {
 	// refused for want of replicas (dispatch's test).
 	minReplicas, maxLag atomic.Int64
 	noReplicas          atomic.Bool
-	start               sync.Once // the stripes, the barrier and the cron, at the first replica
+	confed              atomic.Bool // confs was made: closing clients must be looked up
+	start               sync.Once   // the stripes and the cron, at the first replica
 
 	mu         sync.Mutex
 	backlog    *repl.Backlog            // nil until a replica connects, and after repl-backlog-ttl without any
@@ -86,7 +87,8 @@ type replica struct {
 
 // Redis's texts.
 const (
-	errNotOnReplica = "ERR Replica can't have replicas while not connected to a master"
+	errNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
+	errChained      = "ERR this server is a replica: Shoal does not serve replicas of a replica (chained replication) yet"
 	errWaitReplica  = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."
 )
 
@@ -267,6 +269,7 @@ func (p *primarySide) confOf(cl *client) *replicaConf {
 	defer p.mu.Unlock()
 	if p.confs == nil {
 		p.confs = make(map[*client]*replicaConf)
+		p.confed.Store(true)
 	}
 	c := p.confs[cl]
 	if c == nil {
@@ -300,8 +303,8 @@ func (h *Handler) isReplica(cl *client) bool {
 // forgetReplica drops what the primary side keeps of a closing client.
 func (h *Handler) forgetReplica(cl *client) {
 	p := &h.primary
-	if !p.feeding.Load() && p.confs == nil {
-		return
+	if !p.feeding.Load() && !p.confed.Load() {
+		return // no client ever said REPLCONF: nothing to forget
 	}
 	p.mu.Lock()
 	delete(p.confs, cl)
@@ -331,8 +334,13 @@ func cmdPSync(h *Handler, cl *client, args [][]byte) {
 		cl.writeError("ERR SYNC needs a connection")
 		return
 	}
-	if h.repl.state.Load() != linkNone {
-		cl.writeError(errNotOnReplica) // chains are not served yet
+	switch h.repl.state.Load() {
+	case linkNone:
+	case linkConnected:
+		cl.writeError(errChained)
+		return
+	default:
+		cl.writeError(errNoMasterLink)
 		return
 	}
 	if h.primary.replicaOf(cl) != nil {
