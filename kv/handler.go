@@ -100,6 +100,7 @@ type Handler struct {
 	// execMu lets one EXEC at a time stop the loops; watches are the
 	// WATCHed keys; pubsub the channels and patterns (multi.go, pubsub.go).
 	execMu  sync.Mutex
+	stopped []*loopState // the loops whose gates stopWorld locked; under execMu
 	watches watchTable
 	pubsub  pubsubRegistry
 	// busy is the running script as other loops see it: past

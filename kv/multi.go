@@ -402,10 +402,12 @@ func (h *Handler) stopWorld(cl *client) bool {
 		cl.stats.gate.leave()
 	}
 	h.execMu.Lock()
+	h.stopped = h.stopped[:0]
 	if p := h.cmdStats.loops.Load(); p != nil {
 		for _, ls := range *p {
 			if ls != nil {
 				ls.gate.mu.Lock()
+				h.stopped = append(h.stopped, ls)
 			}
 		}
 	}
@@ -419,12 +421,11 @@ func (h *Handler) resumeWorld(cl *client, stopped bool) {
 	if !stopped || h.busy.frozen.Load() {
 		return
 	}
-	if p := h.cmdStats.loops.Load(); p != nil {
-		for _, ls := range *p {
-			if ls != nil {
-				ls.gate.mu.Unlock()
-			}
-		}
+	// The gates locked, not the loops there are now: a command of the
+	// transaction may have added one (REPLICAOF's link, from Sentinel's
+	// MULTI ... EXEC).
+	for _, ls := range h.stopped {
+		ls.gate.mu.Unlock()
 	}
 	h.execMu.Unlock()
 	h.busy.wake.broadcast()
