@@ -195,6 +195,9 @@ func (t *Table) RewriteFile(path string) error {
 			continue
 		}
 		written[r] = true
+		if r.Name == "replicaof" && r.get() == "" {
+			continue // a primary now: Redis drops the line, and refuses `replicaof ""`
+		}
 		out = append(out, r.Name+" "+quoteConfigValue(r.Name, r.get()))
 	}
 	generated := false
@@ -232,11 +235,12 @@ func (t *Table) RewriteFile(path string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// quoteConfigValue writes v so that a start reads it back: the list
-// parameters as their words, others quoted when empty or when they hold a
+// quoteConfigValue writes v so that a start (Shoal's or redis-server's)
+// reads it back: the list parameters and replicaof's "host port" as their
+// words, others quoted when empty or when they hold a
 // space, a quote, a backslash or a control byte.
 func quoteConfigValue(name, v string) string {
-	if accumulates(name) && v != "" {
+	if (accumulates(name) || name == "replicaof") && v != "" {
 		return v
 	}
 	if v != "" && !strings.ContainsAny(v, " \t\"'\\#") && !strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
