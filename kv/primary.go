@@ -47,14 +47,15 @@ type primarySide struct {
 	confed              atomic.Bool // confs was made: closing clients must be looked up
 	start               sync.Once   // the stripes and the cron, at the first replica
 
-	mu         sync.Mutex
-	backlog    *repl.Backlog            // nil until a replica connects, and after repl-backlog-ttl without any
-	db         int                      // database of the stream's last record; -1: a SELECT must come first
-	replicas   []*replica               // in the order they connected
-	confs      map[*client]*replicaConf // REPLCONF before SYNC/PSYNC
-	emptySince time.Time                // when the last replica left (repl-backlog-ttl)
-	lastPing   time.Time
-	waits      []*replWait // WAIT calls parked
+	mu          sync.Mutex
+	backlog     *repl.Backlog            // nil until a replica connects, and after repl-backlog-ttl without any
+	backlogSize int64                    // repl-backlog-size
+	db          int                      // database of the stream's last record; -1: a SELECT must come first
+	replicas    []*replica               // in the order they connected
+	confs       map[*client]*replicaConf // REPLCONF before SYNC/PSYNC
+	emptySince  time.Time                // when the last replica left (repl-backlog-ttl)
+	lastPing    time.Time
+	waits       []*replWait // WAIT calls parked
 
 	syncFull       atomic.Int64 // INFO stats: sync_full
 	syncPartialOK  atomic.Int64 // sync_partial_ok

@@ -176,7 +176,7 @@ func (h *Handler) backlogInfo(field func(k string, v any)) {
 	defer p.mu.Unlock()
 	if p.backlog == nil {
 		field("repl_backlog_active", 0)
-		field("repl_backlog_size", h.params.Int("repl-backlog-size"))
+		field("repl_backlog_size", p.backlogSize)
 		field("repl_backlog_first_byte_offset", 0)
 		field("repl_backlog_histlen", 0)
 		return
@@ -227,6 +227,7 @@ const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
 func (h *Handler) initPrimary() {
 	p := &h.primary
 	p.minReplicas.Store(h.params.Int("min-replicas-to-write"))
+	p.backlogSize = h.params.Int("repl-backlog-size")
 	p.maxLag.Store(h.params.Int("min-replicas-max-lag"))
 	h.params.Own("min-replicas-to-write", config.Owner{
 		Get: func() string { return strconv.FormatInt(p.minReplicas.Load(), 10) },
@@ -237,6 +238,22 @@ func (h *Handler) initPrimary() {
 		Set: func(v string) { n, _ := strconv.ParseInt(v, 10, 64); p.maxLag.Store(n); h.updateGoodReplicas() },
 	})
 	h.updateGoodReplicas()
+	h.params.Own("repl-backlog-size", config.Owner{
+		Get: func() string {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return strconv.FormatInt(p.backlogSize, 10)
+		},
+		Set: func(v string) {
+			n, _ := strconv.ParseInt(v, 10, 64) // the table checked it
+			p.mu.Lock()
+			p.backlogSize = n
+			if p.backlog != nil {
+				p.backlog.Resize(int(n))
+			}
+			p.mu.Unlock()
+		},
+	})
 }
 
 // updateGoodReplicas recounts the replicas that acknowledged within

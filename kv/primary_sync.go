@@ -27,7 +27,7 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 	p.mu.Lock()
 	offset := h.repl.offset.Load()
 	if p.backlog == nil {
-		p.backlog = repl.NewBacklog(int(h.params.Int("repl-backlog-size")), offset)
+		p.backlog = repl.NewBacklog(int(p.backlogSize), offset)
 	}
 	p.db = -1 // the replica starts in database 0: the next record selects its own
 	r.ack.Store(offset)
@@ -159,10 +159,5 @@ func (h *Handler) pingReplicas(now time.Time) {
 	if p.backlog != nil && len(p.replicas) == 0 && ttl > 0 && !p.emptySince.IsZero() && now.Sub(p.emptySince) >= ttl {
 		p.backlog = nil
 		h.opts.Logger.Info("replication backlog freed after repl-backlog-ttl without replicas", "ttl", ttl.String())
-	}
-	if p.backlog != nil {
-		if size := int(h.params.Int("repl-backlog-size")); size != p.backlog.Size() {
-			p.backlog.Resize(size)
-		}
 	}
 }

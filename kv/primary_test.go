@@ -252,3 +252,38 @@ func TestMinReplicasToWriteRefusesWrites(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestBacklogKeepsReplBacklogSize: CONFIG SET repl-backlog-size applies at
+// once; a replica that lacks bytes the backlog dropped syncs in full, one
+// within it continues.
+func TestBacklogKeepsReplBacklogSize(t *testing.T) {
+	s := startShoal(t, kv.Options{}, eventloop.Options{})
+	c := dialRaw(t, s.addr)
+	r := syncReplica(t, s.addr, "7780")
+	start := r.offset
+	configure(t, c, "repl-backlog-size", "16kb", "1mb")
+	if got := infoField(t, c, "repl_backlog_size"); got != "16384" {
+		t.Fatalf("repl_backlog_size %s after CONFIG SET 16kb", got)
+	}
+	value := strings.Repeat("x", 1000)
+	for i := range 40 {
+		c.Do("SET", "k"+strconv.Itoa(i), value)
+	}
+	end, _ := strconv.ParseInt(infoField(t, c, "master_repl_offset"), 10, 64)
+	first, _ := strconv.ParseInt(infoField(t, c, "repl_backlog_first_byte_offset"), 10, 64)
+	if hist := infoField(t, c, "repl_backlog_histlen"); hist != "16384" || first != end-16384+1 {
+		t.Fatalf("backlog of %s bytes from %d, offset %d", hist, first, end)
+	}
+	if got := dialRaw(t, s.addr).Do("PSYNC", r.id, strconv.FormatInt(start+1, 10)); !fullResync.MatchString(got) {
+		t.Fatalf("PSYNC from %d, before the backlog's first byte %d: %q", start+1, first, got)
+	}
+	if got := dialRaw(t, s.addr).Do("PSYNC", r.id, strconv.FormatInt(first, 10)); got != "+CONTINUE\r\n" {
+		t.Fatalf("PSYNC from the backlog's first byte %d: %q", first, got)
+	}
+	if got := c.Do("REPLCONF", "listening-port", "99999"); !strings.HasPrefix(got, "-ERR Invalid listening-port") {
+		t.Fatalf("REPLCONF listening-port 99999: %q", got)
+	}
+	if got := c.Do("REPLCONF", "bogus", "1"); got != "-ERR Unrecognized REPLCONF option: bogus\r\n" {
+		t.Fatalf("REPLCONF bogus 1: %q", got)
+	}
+}
