@@ -56,6 +56,8 @@ func newMasterLink(h *Handler, host string, port int, prev *masterLink) *masterL
 		id: h.clients.nextID.Add(1), addr: repl.Addr(host, port), createdAt: nowMillis()}
 	l.cl.parser.Limits = &h.opts.Limits
 	l.cl.stats = h.cmdStats.forLoop(-1)
+	l.cl.protoShown.Store(2) // CLIENT LIST's resp=
+	l.cl.lastActive.Store(nowMillis())
 	return l
 }
 
