@@ -168,6 +168,20 @@ func init() {
 		s(exact, "COMMAND", "GETKEYS", "EVAL", "return 1", "2", "a", "b", "c"),
 		s(exact, "COMMAND", "GETKEYS", "EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "1", "a"),
 	}
+	// Shoal refills one KEYS and one ARGV table from run to run: a run
+	// that changed them must not leave anything for the next.
+	diffCases["script-eval-args-changed"] = []step{
+		ev("table.insert(KEYS, 'extra') table.insert(ARGV, 'more') return {#KEYS, #ARGV}", "2", "a", "b", "x"),
+		ev("return {KEYS, ARGV}", "2", "a", "b", "x"), ev("return {KEYS, ARGV}", "1", "z"),
+		ev("KEYS.field = 1 ARGV[7] = 'gap' return 1", "1", "a", "x"), ev("return {KEYS.field or 'none', #ARGV, ARGV[7] or 'none'}", "1", "a", "x"),
+		ev("setmetatable(KEYS, {__index = function() return 'meta' end}) return KEYS[9]", "1", "a"),
+		ev("return {KEYS[9] or 'none', getmetatable(KEYS) == nil}", "1", "a"),
+		ev("KEYS[1] = nil ARGV[1] = 'changed' return 1", "1", "a", "x"), ev("return {KEYS, ARGV}", "1", "a", "x"),
+		ev("return {#KEYS, #ARGV}", "3", "a", "b", "c", "x", "y", "z"), ev("return {#KEYS, KEYS[2] or 'none', #ARGV}", "1", "a"),
+		ev0("return {#KEYS, #ARGV}"), ev("return {KEYS, ARGV}", "2", "a", "b", "x"),
+		c("SCRIPT LOAD 'return {KEYS, ARGV}'"),
+		c("EVALSHA 25798F6E367278F6DEDC9713A90C526C253106F3 1 a b"), c("EVALSHA 25798f6e367278f6dedc9713a90c526c253106f3 0 b"),
+	}
 	diffCases["script-cache"] = []step{
 		c("SCRIPT FLUSH"), c("EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0"),
 		s(exact, "SCRIPT", "LOAD", "return 1"), c("SCRIPT EXISTS e0e1f9fabfc9d4800c877a703b823ac0578ff8db E0E1F9FABFC9D4800C877A703B823AC0578FF8DB ffff"),

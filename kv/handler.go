@@ -106,6 +106,9 @@ type Handler struct {
 	// busy is the running script as other loops see it: past
 	// busy-reply-threshold they answer -BUSY (script_busy.go).
 	busy busyState
+	// scripting is the Lua engine: scripts, functions and their state
+	// (script.go), made on first use.
+	scripting atomic.Pointer[scriptEngine]
 
 	outLimits       outputLimits              // client-output-buffer-limit, maxmemory-clients (outlimits.go)
 	tracking        trackingTable             // CLIENT TRACKING: who may cache which keys (tracking.go)

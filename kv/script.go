@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"weak"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -152,6 +151,10 @@ type luaScript struct {
 	sha   string // lower-case hex SHA1 of the body
 	proto *lua.FunctionProto
 	flags scriptFlags
+	// fn is proto's function in the state vm, made at its first run
+	// there; e.mu guards both.
+	fn *lua.LFunction
+	vm *luaVM
 }
 
 // scriptFlags are what a script's shebang line ("#!lua flags=...") says.
@@ -166,8 +169,8 @@ type scriptFlags struct {
 // scriptEngine is a Handler's scripting: the cache and the Lua state.
 // mu serializes everything: scripts run one at a time, each from its
 // caller's loop goroutine (with the world stopped, so other loops wait
-// anyway). Between runs it holds no reference to the Handler, so the
-// engines registry (below) can drop it when the Handler goes.
+// anyway). Between runs it holds no reference to the Handler, so it is
+// collected with the Handler that holds it.
 type scriptEngine struct {
 	mu      sync.Mutex
 	scripts map[string]*luaScript // by SHA1
@@ -185,29 +188,20 @@ type scriptEngine struct {
 	counts    atomic.Uint64 // libraries<<32 | functions, for FUNCTION STATS (functionCounts)
 }
 
-// scriptEngines holds each Handler's engine without keeping the Handler
-// alive: the key is weak and a cleanup drops the entry with the Handler.
-// (A Handler field would do, but the Handler's struct belongs to
-// handler.go.)
-var scriptEngines sync.Map // weak.Pointer[Handler] → *scriptEngine
-
-// scripts returns h's script engine, making it on first use.
+// scripts returns h's script engine, making it on first use. The engine
+// lives in a Handler field, so it goes with the Handler; a cleanup drops
+// its script client's loop from scriptLoops then.
 func (h *Handler) scripts() *scriptEngine {
-	key := weak.Make(h)
-	if e, ok := scriptEngines.Load(key); ok {
-		return e.(*scriptEngine)
+	if e := h.scripting.Load(); e != nil {
+		return e
 	}
 	fresh := &scriptEngine{scripts: make(map[string]*luaScript), rand: newRand48(), functions: newFunctionSet()}
-	e, loaded := scriptEngines.LoadOrStore(key, fresh)
-	if !loaded {
-		scriptLoops.Store(&fresh.loop, struct{}{})
-		runtime.AddCleanup(h, func(k weak.Pointer[Handler]) {
-			if e, ok := scriptEngines.LoadAndDelete(k); ok {
-				scriptLoops.Delete(&e.(*scriptEngine).loop)
-			}
-		}, key)
+	if !h.scripting.CompareAndSwap(nil, fresh) {
+		return h.scripting.Load()
 	}
-	return e.(*scriptEngine)
+	scriptLoops.Store(&fresh.loop, struct{}{})
+	runtime.AddCleanup(h, func(loop *loopState) { scriptLoops.Delete(loop) }, &fresh.loop)
+	return fresh
 }
 
 // lookup returns the cached script whose SHA1 is sha in any case, or nil.
@@ -216,11 +210,14 @@ func (e *scriptEngine) lookup(sha []byte) *luaScript {
 	if len(sha) != len(lower) {
 		return nil
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s := e.scripts[string(sha)]; s != nil {
+		return s // clients send the lower case SCRIPT LOAD answered
+	}
 	for i, c := range sha {
 		lower[i] = ascii.Lower(c)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	return e.scripts[string(lower[:])]
 }
 

@@ -126,16 +126,17 @@ func TestScriptEngineGoesWithItsHandler(t *testing.T) {
 		t.Fatal(got)
 	}
 	key := weak.Make(h)
+	loop := &h.scripts().loop
 	h.Close()
 	h, cl = nil, nil
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		runtime.GC()
-		if _, ok := scriptEngines.Load(key); !ok && key.Value() == nil {
+		if _, ok := scriptLoops.Load(loop); !ok && key.Value() == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the Handler or its script engine is still there")
+			t.Fatal("the Handler or its script client's loop is still there")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -186,5 +187,66 @@ func BenchmarkEvalSHA(b *testing.B) {
 	}
 	if !strings.HasPrefix(string(cl.out), ":") {
 		b.Fatalf("%q", cl.out)
+	}
+}
+
+// BenchmarkEvalSHARateLimiter is issue 23's benchmark script, a rate
+// limiter: INCR then EXPIRE of one key, KEYS and ARGV both used.
+func BenchmarkEvalSHARateLimiter(b *testing.B) {
+	h, cl := scriptHandler(b)
+	body := "local n = redis.call('INCR', KEYS[1]) redis.call('EXPIRE', KEYS[1], ARGV[1]) return n"
+	sha := strings.TrimSpace(strings.Split(run(h, cl, "SCRIPT", "LOAD", body), "\r\n")[1])
+	args := [][]byte{[]byte("EVALSHA"), []byte(sha), []byte("1"), []byte("rl:1"), []byte("60")}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	cpu0 := threadCPU()
+	for b.Loop() {
+		cl.out = cl.out[:0]
+		h.dispatch(cl, args)
+	}
+	if cpu := threadCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	}
+	if !strings.HasPrefix(string(cl.out), ":") {
+		b.Fatalf("%q", cl.out)
+	}
+}
+
+// TestScriptWatchRearmsForAnEarlierThreshold: the watch's timer stays
+// armed between runs, so a run whose threshold comes before the armed
+// check must re-arm it; and a run that passes its threshold after many
+// short ones is still marked busy.
+func TestScriptWatchRearmsForAnEarlierThreshold(t *testing.T) {
+	h, _ := scriptHandler(t)
+	var w scriptWatch
+	h.busy.threshold.Store(5000)
+	for range 1000 {
+		w.begin(h, true, time.Now())
+		if err := w.end(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.busy.threshold.Store(10)
+	start := time.Now()
+	w.begin(h, true, start)
+	w.mu.Lock()
+	due := w.due
+	w.mu.Unlock()
+	if want := start.Add(10 * time.Millisecond); !due.Equal(want) {
+		t.Fatalf("the check is due %v after the start, want 10ms", due.Sub(start))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.busy.busy.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("a run past its 10 ms threshold was not marked busy in 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if elapsed := time.Since(start); elapsed < 10*time.Millisecond {
+		t.Fatalf("marked busy %v into the run, before its threshold", elapsed)
+	}
+	if err := w.end(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -42,6 +42,9 @@ type luaVM struct {
 	shows   map[*lua.LTable]*lua.LTable // read-only proxies → the table each shows
 	proxies []*lua.LTable               // the keys of shows, for dirty to walk without a map iteration
 	handler *lua.LFunction              // the error handler of a run
+	// keys and argv are an EVAL's KEYS and ARGV, kept from run to run
+	// (script_run.go).
+	keys, argv scriptArray
 
 	// The functions' state only (function_load.go): the globals a
 	// library's code sees while it loads, and whether a panic that escaped

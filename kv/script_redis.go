@@ -147,14 +147,14 @@ func (r *scriptRun) refuse(args [][]byte) string {
 		return "Unknown Redis command called from script"
 	case !arityOK(cmd.arity, len(args)):
 		return "Wrong number of args calling Redis command from script"
-	case hasFlag(cmd.flags, "noscript"):
+	case scriptCallFlags[cmd.statsID]&callNoScript != 0:
 		return "This Redis command is not allowed from script"
-	case r.readOnly && (cmd.logged || mayReplicate[cmd.name]):
+	case r.readOnly && (cmd.logged || scriptCallFlags[cmd.statsID]&callMayReplicate != 0):
 		return "Write commands are not allowed from read-only scripts."
 	case !cmd.logged:
 		return ""
 	}
-	if !r.wrote && !r.script.flags.allowOOM && r.caller.conn != nil && hasFlag(cmd.flags, "denyoom") && r.h.outOfMemory() {
+	if !r.wrote && !r.script.flags.allowOOM && r.caller.conn != nil && scriptCallFlags[cmd.statsID]&callDenyOOM != 0 && r.h.outOfMemory() {
 		return "-" + errOOMCommand
 	}
 	if !r.h.noteWrite() {
@@ -169,7 +169,35 @@ func (r *scriptRun) refuse(args [][]byte) string {
 // script may not run them either.
 var mayReplicate = map[string]bool{"publish": true, "spublish": true, "pfcount": true}
 
-// hasFlag is hasWord without allocating, for the per-call checks.
+// What refuse asks of a command, read once from its flags: a script's
+// call checks a bit instead of scanning the flag words.
+const (
+	callNoScript uint8 = 1 << iota
+	callDenyOOM
+	callMayReplicate
+)
+
+// scriptCallFlags are every command's call flags, by statsID.
+var scriptCallFlags []uint8
+
+func init() {
+	scriptCallFlags = make([]uint8, len(commandsByID))
+	for id, cmd := range commandsByID {
+		var f uint8
+		if hasFlag(cmd.flags, "noscript") {
+			f |= callNoScript
+		}
+		if hasFlag(cmd.flags, "denyoom") {
+			f |= callDenyOOM
+		}
+		if mayReplicate[cmd.name] {
+			f |= callMayReplicate
+		}
+		scriptCallFlags[id] = f
+	}
+}
+
+// hasFlag is hasWord without allocating.
 func hasFlag(list, w string) bool {
 	for list != "" {
 		var f string

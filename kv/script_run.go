@@ -74,14 +74,17 @@ func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, cmdArgs, ke
 		e.vm = newLuaVM(e)
 	}
 	vm := e.vm
-	L := vm.L
-	fn := L.NewFunctionFromProto(s.proto)
-	fn.Env = vm.env
-	vm.base.RawSetString("KEYS", luaStrings(L, keys))
-	vm.base.RawSetString("ARGV", luaStrings(L, argv))
-	broken := e.runLua(h, cl, vm, s, fn, nil, readOnly, runBy{args: cmdArgs})
-	vm.base.RawSetString("KEYS", lua.LNil)
-	vm.base.RawSetString("ARGV", lua.LNil)
+	if s.vm != vm {
+		// A script's function holds no state of a run (a chunk has no
+		// upvalues and scripts cannot reach setfenv), so each state
+		// makes it once.
+		s.fn = vm.L.NewFunctionFromProto(s.proto)
+		s.fn.Env = vm.env
+		s.vm = vm
+	}
+	vm.keys.fill(vm, "KEYS", keys)
+	vm.argv.fill(vm, "ARGV", argv)
+	broken := e.runLua(h, cl, vm, s, s.fn, nil, readOnly, runBy{args: cmdArgs})
 	if broken {
 		e.vm = nil // the state may be inconsistent after a panic that escaped PCall
 	}
@@ -158,7 +161,46 @@ func (vm *luaVM) call(fn *lua.LFunction, args ...lua.LValue) (broken bool, err e
 	return false, vm.L.PCall(len(args), 1, vm.handler)
 }
 
-// luaStrings returns a Lua array of args (KEYS, ARGV).
+// scriptArray is KEYS or ARGV of the EVAL state, a table kept from run
+// to run: filling it in place spares a table and its array per run.
+// Nothing of a run outlives it (globals are read-only; FCALL, whose
+// libraries can keep what they are given, passes fresh tables), but the
+// script may have changed the table: then the next run gets a new one.
+type scriptArray struct {
+	t *lua.LTable
+	n int // the elements 1..n are the last run's; the table holds nothing else
+}
+
+// fill makes a.t hold args and be base's name.
+func (a *scriptArray) fill(vm *luaVM, name string, args [][]byte) {
+	if a.t == nil || !a.untouched() {
+		a.t, a.n = vm.L.CreateTable(len(args), 0), 0
+		vm.base.RawSetString(name, a.t)
+	}
+	for i, arg := range args {
+		a.t.RawSetInt(i+1, lua.LString(arg))
+	}
+	for i := len(args) + 1; i <= a.n; i++ {
+		a.t.RawSetInt(i, lua.LNil)
+	}
+	a.n = len(args)
+}
+
+// untouched reports whether the table still holds nothing but elements
+// 1..n, with no metatable: what the last fill left, values aside.
+func (a *scriptArray) untouched() bool {
+	if a.t.Metatable != lua.LNil {
+		return false
+	}
+	var after lua.LValue = lua.LNil // Next(nil) starts at element 1
+	if a.n > 0 {
+		after = lua.LNumber(a.n)
+	}
+	k, _ := a.t.Next(after)
+	return k == lua.LNil && a.t.Len() == a.n
+}
+
+// luaStrings returns a Lua array of args (FCALL's keys and arguments).
 func luaStrings(L *lua.LState, args [][]byte) *lua.LTable {
 	t := L.CreateTable(len(args), 0)
 	for i, a := range args {
@@ -252,6 +294,8 @@ type scriptWatch struct {
 	start     time.Time
 	threshold time.Duration
 	heapBase  uint64
+	armed     bool      // the timer will fire (at due)
+	due       time.Time // when the armed timer fires
 }
 
 // begin starts watching a run of h and returns the context for the VM; a
@@ -264,10 +308,17 @@ func (w *scriptWatch) begin(h *Handler, watched bool, start time.Time) context.C
 	}
 	w.running, w.h, w.watched, w.busy = true, h, watched, false
 	w.start, w.threshold, w.heapBase = start, h.busyThreshold(), 0
-	if w.timer == nil {
-		w.timer = time.AfterFunc(w.next(0), w.check)
-	} else {
-		w.timer.Reset(w.next(0))
+	// The timer is left running between runs (end does not stop it): a
+	// run needs it re-armed only when it is not armed or due later than
+	// the run's first check. Scripts run back to back then cost no timer
+	// call; the timer finds no run at most once before it rests.
+	first := w.next(0)
+	if due := start.Add(first); w.timer == nil {
+		w.timer = time.AfterFunc(first, w.check)
+		w.armed, w.due = true, due
+	} else if !w.armed || w.due.After(due) {
+		w.timer.Reset(first)
+		w.armed, w.due = true, due
 	}
 	return w.ctx
 }
@@ -285,9 +336,11 @@ func (w *scriptWatch) check() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.running {
+		w.armed = false
 		return
 	}
-	elapsed := time.Since(w.start)
+	now := time.Now()
+	elapsed := now.Sub(w.start)
 	if w.watched && !w.busy && elapsed >= w.threshold {
 		w.busy = true
 		w.h.markBusy()
@@ -297,9 +350,12 @@ func (w *scriptWatch) check() {
 		w.heapBase = live
 	} else if live-w.heapBase > scriptHeapLimit {
 		w.cancel(errScriptHeap)
+		w.armed = false
 		return
 	}
-	w.timer.Reset(w.next(elapsed))
+	next := w.next(elapsed)
+	w.due = now.Add(next)
+	w.timer.Reset(next)
 }
 
 // stop stops the run, if one is on, for cause.
@@ -316,7 +372,6 @@ func (w *scriptWatch) stop(cause error) {
 func (w *scriptWatch) end() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.timer.Stop()
 	w.running, w.h = false, nil
 	return context.Cause(w.ctx)
 }
