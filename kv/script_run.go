@@ -178,6 +178,11 @@ func (a *scriptArray) fill(vm *luaVM, name string, args [][]byte) {
 		vm.base.RawSetString(name, a.t)
 	}
 	for i, arg := range args {
+		if i < a.n {
+			if last, ok := a.t.RawGetInt(i + 1).(lua.LString); ok && string(last) == string(arg) {
+				continue // an argument that does not change (a limit, a window) costs no allocation
+			}
+		}
 		a.t.RawSetInt(i+1, lua.LString(arg))
 	}
 	for i := len(args) + 1; i <= a.n; i++ {
