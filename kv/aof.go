@@ -149,6 +149,9 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	if h.rw.active.Load() {
 		h.copyBeforeWrite(cl)
 	}
+	if h.primary.snapshot.Load() != nil {
+		h.syncCopyBeforeWrite(cl.aof.stripes) // a full sync's snapshot (primary_snapshot.go)
+	}
 	absent := false
 	if cmd.log == logRMW {
 		absent = cl.db().PTTL(args[1]) == -2

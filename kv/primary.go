@@ -29,9 +29,10 @@ import (
 // connection from any loop, bounded by the replica class of
 // client-output-buffer-limit. A full sync takes its snapshot at one
 // instant: the loops are stopped between batches (stopWorld) and every
-// stripe locked, the replica registered at the stream's offset, the loops
-// resumed; the snapshot is then encoded while the stripes keep writes out
-// (reads go on), and the stream since that instant follows it.
+// stripe locked, the replica registered at the stream's offset, and all
+// resumed; the shards are then encoded while writes go on, each before
+// the first write after the instant touches it (primary_snapshot.go), and
+// the stream since that instant follows the snapshot.
 //
 // Concurrency: primarySide.mu guards the stream's appends, the backlog
 // and the replica list; it is taken under the stripes of a write (after
@@ -46,6 +47,9 @@ type primarySide struct {
 	noReplicas          atomic.Bool
 	confed              atomic.Bool // confs was made: closing clients must be looked up
 	start               sync.Once   // the stripes and the cron, at the first replica
+
+	syncMu   sync.Mutex                   // one full sync's snapshot at a time
+	snapshot atomic.Pointer[syncSnapshot] // the snapshot being made (primary_snapshot.go)
 
 	mu          sync.Mutex
 	backlog     *repl.Backlog            // nil until a replica connects, and after repl-backlog-ttl without any

@@ -1,9 +1,6 @@
 package kv
 
 import (
-	"bytes"
-	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -17,12 +14,16 @@ import (
 // old SYNC, which gets no +FULLRESYNC line.
 func (h *Handler) fullSync(r *replica, sync bool) {
 	p := &h.primary
+	p.syncMu.Lock() // one snapshot at a time
+	defer p.syncMu.Unlock()
 	// The instant: no batch running, then no write in flight (each holds
 	// its stripes from its store operation to its record).
 	stopped := h.stopWorld(nil)
 	for i := range h.stripes {
 		h.stripes[i].Lock()
 	}
+	sn := h.newSyncSnapshot()
+	p.snapshot.Store(sn)
 	id, _, _ := h.replIDs()
 	p.mu.Lock()
 	offset := h.repl.offset.Load()
@@ -34,16 +35,16 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 	r.ackAt.Store(time.Now().UnixMilli())
 	p.replicas = append(p.replicas, r)
 	p.mu.Unlock()
+	for i := range h.stripes {
+		h.stripes[i].Unlock()
+	}
 	h.resumeWorld(nil, stopped)
 
 	if !sync {
 		r.sub.deliverRaw([]byte("+FULLRESYNC "+id+" "+strconv.FormatInt(offset, 10)+"\r\n"), 0)
 	}
 	start := time.Now()
-	rdb, err := h.snapshotBytes()
-	for i := range h.stripes {
-		h.stripes[i].Unlock()
-	}
+	rdb, err := h.finishSnapshot(sn) // primary_snapshot.go
 	if err != nil {
 		h.opts.Logger.Warn("full sync failed: the snapshot could not be made", "addr", replicaName(r), "err", err)
 		r.cl.abort(err)
@@ -74,7 +75,7 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 	}
 	p.mu.Unlock()
 	h.opts.Logger.Info("synchronization with replica succeeded", "addr", replicaName(r), "offset", offset,
-		"bytes", len(rdb), "took", time.Since(start).Round(time.Millisecond).String())
+		"bytes", len(rdb), "took", time.Since(start).Round(time.Millisecond).String(), "shards_copied_by_writes", sn.onWrite.Load())
 }
 
 // goOnline hands r the stream since its snapshot and from now on the
@@ -87,27 +88,6 @@ func (r *replica) goOnline() {
 	r.pending = nil
 	r.online = true
 	r.awaitAck = false
-}
-
-// snapshotBytes encodes every database, as SAVE writes it, into memory.
-func (h *Handler) snapshotBytes() ([]byte, error) {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(&buf, pr)
-		pr.Close()
-		done <- err
-	}()
-	_, err = h.writeSnapshot(pw)
-	pw.Close()
-	if cerr := <-done; err == nil {
-		err = cerr
-	}
-	return buf.Bytes(), err
 }
 
 // primaryCron runs once a second from the first replica on: it pings the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -235,4 +236,37 @@ func TestStalledReplicaIsDropped(t *testing.T) {
 	replica := authClient(t, r.addr, "", 0)
 	waitCaughtUp(t, primary, replica, p)
 	compareDatasets(t, p.addr(), "", r.addr)
+}
+
+// TestFullSyncWhileWritesGoOn: the snapshot of a full sync is encoded
+// while redis-benchmark writes (writes copy the shards they reach first),
+// and the replica still ends up with shoal's data set exactly.
+func TestFullSyncWhileWritesGoOn(t *testing.T) {
+	ctx := context.Background()
+	p := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes")
+	primary := authClient(t, p.addr(), "", 0)
+	for _, db := range []int{0, 2} {
+		c := authClient(t, p.addr(), "", db)
+		for batch := 0; batch < 100; batch++ {
+			args := make([]any, 0, 2000)
+			for i := 0; i < 1000; i++ {
+				args = append(args, "fill:"+strconv.Itoa(batch*1000+i), strconv.Itoa(i))
+			}
+			if err := c.MSet(ctx, args...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wait := benchmarkWrites(t, p.addr())
+	time.Sleep(100 * time.Millisecond) // the benchmark is writing
+	r := startRedisReplica(t, p.port)
+	replica := authClient(t, r.addr, "", 0)
+	wait()
+	waitCaughtUp(t, primary, replica, p)
+	compareDatasets(t, p.addr(), "", r.addr)
+	m := regexp.MustCompile(`synchronization with replica succeeded.*shards_copied_by_writes=(\d+)`).FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		t.Fatalf("no full sync in the log:\n%s", p.stderr.String())
+	}
+	t.Logf("shards encoded by writes during the snapshot: %s", m[1])
 }
