@@ -350,6 +350,7 @@ func (h *Handler) serveWaiter(w *waiter, key []byte) (serveResult, bool) {
 	if h.rw.active.Load() {
 		h.copyStripesBeforeWrite(w.stripes)
 	}
+	h.syncCopyBeforeWrite(w.stripes) // a full sync's snapshot (primary_snapshot.go)
 	ok := w.req.serve(key, &res)
 	if ok && len(res.record) > 0 && h.aof != nil {
 		buf := h.aof.Select(h.aof.Begin(), int(w.db))
