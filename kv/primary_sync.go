@@ -59,7 +59,7 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 		head = []byte("$" + strconv.Itoa(len(rdb)) + "\r\n")
 	}
 	r.sub.deliverRaw(head, 0)
-	r.sub.deliverRaw(rdb, 0)
+	h.sendPayload(r, rdb)
 	if mark != "" {
 		r.sub.deliverRaw([]byte(mark), 0)
 	}
@@ -76,6 +76,38 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 	p.mu.Unlock()
 	h.opts.Logger.Info("synchronization with replica succeeded", "addr", replicaName(r), "offset", offset,
 		"bytes", len(rdb), "took", time.Since(start).Round(time.Millisecond).String(), "shards_copied_by_writes", sn.onWrite.Load())
+}
+
+// Pacing of a snapshot's transfer: it goes to the connection in pieces,
+// each once what the replica has not read yet is below payloadAhead, so
+// that the replica's loop writes it a piece at a time between its other
+// connections' work, and a slow replica holds a few megabytes of it in
+// memory rather than all of it.
+const (
+	payloadPiece = 256 << 10
+	payloadAhead = 4 << 20
+)
+
+// sendPayload hands the snapshot to r's connection, paced.
+func (h *Handler) sendPayload(r *replica, b []byte) {
+	for len(b) > 0 {
+		for r.sub.boxLen.Load()+int64(r.cl.conn.OutputBacklog()) > payloadAhead {
+			if h.replicaGone(r) {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		n := min(payloadPiece, len(b))
+		r.sub.deliverRaw(b[:n], 0)
+		b = b[n:]
+	}
+}
+
+// replicaGone reports whether r's connection closed.
+func (h *Handler) replicaGone(r *replica) bool {
+	h.primary.mu.Lock()
+	defer h.primary.mu.Unlock()
+	return r.gone
 }
 
 // goOnline hands r the stream since its snapshot and from now on the
