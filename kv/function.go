@@ -285,11 +285,7 @@ func (h *Handler) fcall(cl *client, args [][]byte, readOnly bool) {
 		cl.writeError(errText)
 		return
 	}
-	stopped := false
-	if !cl.inExec() {
-		stopped = h.stopWorld(cl)
-	}
-	defer h.resumeWorld(cl, stopped)
+	defer h.resumeWorld(cl, h.stopWorldForScript(cl))
 	e.callFunction(h, cl, f, args, args[3:3+numKeys], args[3+numKeys:], readOnly || f.flags&funcNoWrites != 0)
 }
 

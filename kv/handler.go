@@ -277,8 +277,9 @@ func (h *Handler) Serve(clt *Client, in []byte) int {
 
 // gatedBatch runs onBatch holding the loop's exec gate: an EXEC on another
 // loop waits until no loop is inside a batch (multi.go). The gate is left
-// by a defer, so a command that panics (the eventloop recovers it and
-// closes the connection) does not keep every EXEC waiting forever. While
+// by a defer (endBatch, which also resumes a world that a script of the
+// batch kept stopped), so a command that panics (the eventloop recovers it
+// and closes the connection) does not keep every EXEC waiting forever. While
 // the gate is taken the loop waits, unless a script turns busy: then it
 // serves the batch without the gate (script_busy.go).
 func (h *Handler) gatedBatch(cl *client, in []byte) int {
@@ -286,7 +287,8 @@ func (h *Handler) gatedBatch(cl *client, in []byte) int {
 	if !gate.tryEnter() && !h.awaitGate(gate) {
 		return h.busyBatch(cl, in)
 	}
-	defer gate.leave()
+	gate.batchHold = true
+	defer h.endBatch(cl)
 	return h.onBatch(cl, in)
 }
 

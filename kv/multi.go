@@ -366,6 +366,12 @@ type execGate struct {
 	// goroutine only, as busy.
 	held bool
 	busy bool // the loop is serving a batch in busy mode
+	// batchHold: the loop is in a RESP batch (gatedBatch), which may keep
+	// the world a script stopped until the batch ends; worldHeld: it
+	// does. A pipeline of scripts then pays one stop and one resume, not
+	// one per script. The loop goroutine only.
+	batchHold bool
+	worldHeld bool
 }
 
 // enter and leave bracket one batch of a loop; tryEnter enters only if no
@@ -395,8 +401,8 @@ func (g *execGate) leave() {
 // as cron). A client without a connection (AOF load, tests) runs alone and
 // stops nothing. It reports whether it stopped the world.
 func (h *Handler) stopWorld(cl *client) bool {
-	if cl != nil && (cl.conn == nil || cl.stats == nil) {
-		return false
+	if cl != nil && (cl.conn == nil || cl.stats == nil || cl.stats.gate.worldHeld) {
+		return false // alone, or cl's batch holds the world stopped already
 	}
 	if cl != nil {
 		cl.stats.gate.leave()
@@ -412,6 +418,34 @@ func (h *Handler) stopWorld(cl *client) bool {
 		}
 	}
 	return true
+}
+
+// stopWorldForScript stops the world for a script or function cl runs
+// outside EXEC. In a RESP batch the world stays stopped until the batch
+// ends (gatedBatch: endBatch), so the scripts pipelined after it run
+// without a stop and a resume each. It reports whether the caller must
+// resume the world itself.
+func (h *Handler) stopWorldForScript(cl *client) bool {
+	if cl.inExec() || !h.stopWorld(cl) {
+		return false
+	}
+	if g := &cl.stats.gate; g.batchHold {
+		g.worldHeld = true
+		return false
+	}
+	return true
+}
+
+// endBatch ends a RESP batch of cl's loop: it resumes the world a script
+// of the batch kept stopped, and leaves the gate.
+func (h *Handler) endBatch(cl *client) {
+	g := &cl.stats.gate
+	g.batchHold = false
+	if g.worldHeld {
+		g.worldHeld = false
+		h.resumeWorld(cl, true)
+	}
+	g.leave()
 }
 
 // resumeWorld undoes stopWorld, and wakes the loops waiting for their

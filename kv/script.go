@@ -299,11 +299,7 @@ func (h *Handler) eval(cl *client, args [][]byte, bySHA, readOnly bool) {
 	}
 	// Deferred, as in cmdExec: a panic in a command the script runs (the
 	// eventloop recovers it) must not leave every loop stopped.
-	stopped := false
-	if !cl.inExec() {
-		stopped = h.stopWorld(cl)
-	}
-	defer h.resumeWorld(cl, stopped)
+	defer h.resumeWorld(cl, h.stopWorldForScript(cl))
 	keys := args[3 : 3+numKeys]
 	e.execute(h, cl, s, args, keys, args[3+numKeys:], readOnly || s.flags.noWrites)
 }
