@@ -166,29 +166,36 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool, 
 	return 0
 }
 
-// checkSentinelView checks what a sentinel parsed from the servers' INFO:
-// the primary's role and run id, each replica's flags, link, primary,
-// priority and run id.
-func checkSentinelView(t *testing.T, s *sentinelProc, nodes []*dataNode) {
-	t.Helper()
+// sentinelViewProblem says what is wrong in what a sentinel parsed from
+// the servers' INFO ("" for nothing): the primary's role, run id and
+// replica count, each replica's flags, link, primary, priority and run id.
+func sentinelViewProblem(s *sentinelProc, primaryPort int) string {
 	ctx := context.Background()
 	m, err := s.c.Master(ctx, sentinelMaster).Result()
 	if err != nil {
-		t.Fatal(err)
+		return err.Error()
 	}
 	if m["flags"] != "master" || m["role-reported"] != "master" || len(m["runid"]) != 40 || m["num-slaves"] != "2" {
-		t.Errorf("SENTINEL MASTER: %v", m)
+		return fmt.Sprintf("SENTINEL MASTER: %v", m)
 	}
 	replicas, err := s.c.Replicas(ctx, sentinelMaster).Result()
 	if err != nil {
-		t.Fatal(err)
+		return err.Error()
+	}
+	if len(replicas) != 2 {
+		return fmt.Sprintf("SENTINEL REPLICAS: %d replicas", len(replicas))
 	}
 	for _, r := range replicas {
 		if r["flags"] != "slave" || r["role-reported"] != "slave" || r["master-link-status"] != "ok" ||
-			r["master-port"] != strconv.Itoa(nodes[0].port) || r["slave-priority"] != "100" || len(r["runid"]) != 40 {
-			t.Errorf("SENTINEL REPLICAS: %v", r)
+			r["master-port"] != strconv.Itoa(primaryPort) || r["slave-priority"] != "100" || len(r["runid"]) != 40 {
+			return fmt.Sprintf("SENTINEL REPLICAS: %v", r)
 		}
 	}
+	o, err := s.c.Sentinels(ctx, sentinelMaster).Result()
+	if err != nil || len(o) != 2 {
+		return fmt.Sprintf("SENTINEL SENTINELS: %d other sentinels (%v)", len(o), err)
+	}
+	return ""
 }
 
 // ackedWriter writes through a FailoverClient, each SET followed by WAIT 1;
@@ -242,6 +249,13 @@ func startWriter(sentinels []string) (*ackedWriter, *redis.Client) {
 		}
 	}()
 	return w, c
+}
+
+// failures describes the failed writes, for a test's failure message.
+func (w *ackedWriter) failures() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return fmt.Sprintf("%d writes failed, the last with %v", w.errs, w.lastErr)
 }
 
 // ackedSince counts the writes acknowledged after at.
@@ -322,18 +336,18 @@ func sentinelFailover(t *testing.T, useRedis bool) {
 		}
 		return b.String() + logs()
 	}
-	took := waitFor(t, 30*time.Second, "every sentinel sees 2 replicas and 2 other sentinels", func() bool {
+	// Every sentinel sees 2 replicas and 2 other sentinels, and what it
+	// parsed from the servers' INFO is right.
+	problem := ""
+	took := waitFor(t, 30*time.Second, "every sentinel sees the topology", func() bool {
 		for _, s := range sentinels {
-			r, err1 := s.c.Replicas(ctx, sentinelMaster).Result()
-			o, err2 := s.c.Sentinels(ctx, sentinelMaster).Result()
-			if err1 != nil || err2 != nil || len(r) != 2 || len(o) != 2 {
+			if problem = sentinelViewProblem(s, nodes[0].port); problem != "" {
 				return false
 			}
 		}
 		return true
-	}, sentinelLogs)
+	}, func() string { return problem + "\n" + sentinelLogs() })
 	t.Logf("sentinels saw the topology after %v", took.Round(time.Millisecond))
-	checkSentinelView(t, sentinels[0], nodes)
 
 	// Writes through the FailoverClient, then the primary dies.
 	w, fc := startWriter(sentinelAddrs)
@@ -347,7 +361,7 @@ func sentinelFailover(t *testing.T, useRedis bool) {
 	}()
 	waitFor(t, 10*time.Second, "writes acknowledged by WAIT 1 before the kill", func() bool {
 		return w.ackedSince(time.Time{}) >= 50
-	}, func() string { return fmt.Sprintf("%d errors, last %v\n%s", w.errs, w.lastErr, logs()) })
+	}, func() string { return w.failures() + "\n" + logs() })
 	old := nodes[0].addr()
 	nodes[0].proc.kill(t)
 
@@ -384,11 +398,7 @@ func sentinelFailover(t *testing.T, useRedis bool) {
 	switched := time.Now()
 	waitFor(t, 30*time.Second, "writes acknowledged after the switch", func() bool {
 		return w.ackedSince(switched) >= 20
-	}, func() string {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return fmt.Sprintf("%d errors, last %v\n%s", w.errs, w.lastErr, sentinelLogs())
-	})
+	}, func() string { return w.failures() + "\n" + sentinelLogs() })
 
 	// The other replica follows the new primary.
 	waitFor(t, 30*time.Second, "the other replica follows the new primary", func() bool {
