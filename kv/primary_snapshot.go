@@ -142,7 +142,16 @@ func (h *Handler) finishSnapshot(sn *syncSnapshot) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	file := head.buf[:len(head.buf)-9] // without its EOF and checksum
+	// One allocation of the file's size, and each part dropped as it is
+	// copied: the peak is the file and not twice or thrice it.
+	size := len(head.buf) + 9
+	for i := range sn.parts {
+		for _, part := range sn.parts[i] {
+			size += len(part)
+		}
+	}
+	file := make([]byte, 0, size+16*len(sn.dbs))
+	file = append(file, head.buf[:len(head.buf)-9]...) // without its EOF and checksum
 	for j, d := range sn.dbs {
 		sel := &shardSink{}
 		sw := rdb.NewWriter(sel, sn.opts)
@@ -155,6 +164,7 @@ func (h *Handler) finishSnapshot(sn *syncSnapshot) ([]byte, error) {
 		file = append(file, recordsOf(sel.buf)...)
 		for i := range sn.parts {
 			file = append(file, sn.parts[i][j]...)
+			sn.parts[i][j] = nil
 		}
 	}
 	file = append(file, 0xFF) // EOF
