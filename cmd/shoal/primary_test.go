@@ -270,3 +270,59 @@ func TestFullSyncWhileWritesGoOn(t *testing.T) {
 	}
 	t.Logf("shards encoded by writes during the snapshot: %s", m[1])
 }
+
+// TestPrimaryInfoReplicationMatchesRedis: a primary's INFO replication,
+// ROLE and CLIENT LIST line of its replica have redis-server's fields, in
+// its order and formats, each with a redis-server replica attached.
+func TestPrimaryInfoReplicationMatchesRedis(t *testing.T) {
+	ctx := context.Background()
+	redisAddr := redistest.StartServer(t)
+	_, redisPort, _ := net.SplitHostPort(redisAddr)
+	rp, _ := strconv.Atoi(redisPort)
+	p := startBinary(t, "--dir", t.TempDir())
+	type view struct {
+		fields []string // INFO replication's names, and slave0's
+		role   string
+		flags  string
+	}
+	describe := func(addr string, port int) view {
+		t.Helper()
+		c := authClient(t, addr, "", 0)
+		c.Set(ctx, "k", "v", 0)
+		startRedisReplica(t, port)
+		waitReplicaOnline(t, c, 1)
+		if n, err := c.Do(ctx, "WAIT", "1", "5000").Int(); n != 1 {
+			t.Fatalf("WAIT on %s: %d %v", addr, n, err)
+		}
+		info := c.Info(ctx, "replication").Val()
+		var v view
+		for _, line := range strings.Split(info, "\r\n") {
+			k, val, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			v.fields = append(v.fields, k)
+			if k == "slave0" {
+				v.fields = append(v.fields, regexp.MustCompile(`=[^,]*`).ReplaceAllString(val, ""))
+			}
+		}
+		role, _ := c.Do(ctx, "ROLE").Slice()
+		v.role = regexp.MustCompile(`\d+`).ReplaceAllString(fmt.Sprintf("%T %v", role[1], role), "N")
+		for _, line := range strings.Split(c.ClientList(ctx).Val(), "\n") {
+			if strings.Contains(line, "flags=S") {
+				v.flags = strings.Join(regexp.MustCompile(`(flags|cmd)=[^ ]*`).FindAllString(line, -1), " ")
+			}
+		}
+		return v
+	}
+	want, got := describe(redisAddr, rp), describe(p.addr(), p.port)
+	if fmt.Sprint(got.fields) != fmt.Sprint(want.fields) {
+		t.Errorf("INFO replication fields:\nshoal %v\nredis %v", got.fields, want.fields)
+	}
+	if got.role != want.role {
+		t.Errorf("ROLE:\nshoal %s\nredis %s", got.role, want.role)
+	}
+	if got.flags == "" || got.flags != want.flags {
+		t.Errorf("CLIENT LIST of a replica:\nshoal %q\nredis %q", got.flags, want.flags)
+	}
+}
