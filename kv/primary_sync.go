@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -88,14 +89,22 @@ const (
 	payloadAhead = 4 << 20
 )
 
-// sendPayload hands the snapshot to r's connection, paced.
+// sendPayload hands the snapshot to r's connection, paced. A replica
+// that reads nothing of it for repl-timeout seconds is dropped, as Redis
+// drops one.
 func (h *Handler) sendPayload(r *replica, b []byte) {
 	for len(b) > 0 {
+		waitFrom := time.Now()
 		for r.sub.boxLen.Load()+int64(r.cl.conn.OutputBacklog()) > payloadAhead {
 			if h.replicaGone(r) {
 				return
 			}
-			time.Sleep(time.Millisecond)
+			if timeout := time.Duration(h.params.Int("repl-timeout")) * time.Second; time.Since(waitFrom) > timeout {
+				h.opts.Logger.Warn("replica dropped: it read nothing of its snapshot for repl-timeout", "addr", replicaName(r), "timeout", timeout.String())
+				r.cl.abort(fmt.Errorf("replica %s read nothing of its snapshot for %v (repl-timeout)", replicaName(r), timeout))
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 		n := min(payloadPiece, len(b))
 		r.sub.deliverRaw(b[:n], 0)
