@@ -60,7 +60,9 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 		head = []byte("$" + strconv.Itoa(len(rdb)) + "\r\n")
 	}
 	r.sub.deliverRaw(head, 0)
-	h.sendPayload(r, rdb)
+	if !h.sendPayload(r, rdb) {
+		return
+	}
 	if mark != "" {
 		r.sub.deliverRaw([]byte(mark), 0)
 	}
@@ -92,17 +94,17 @@ const (
 // sendPayload hands the snapshot to r's connection, paced. A replica
 // that reads nothing of it for repl-timeout seconds is dropped, as Redis
 // drops one.
-func (h *Handler) sendPayload(r *replica, b []byte) {
+func (h *Handler) sendPayload(r *replica, b []byte) bool {
 	for len(b) > 0 {
 		waitFrom := time.Now()
 		for r.sub.boxLen.Load()+int64(r.cl.conn.OutputBacklog()) > payloadAhead {
 			if h.replicaGone(r) {
-				return
+				return false
 			}
 			if timeout := time.Duration(h.params.Int("repl-timeout")) * time.Second; time.Since(waitFrom) > timeout {
 				h.opts.Logger.Warn("replica dropped: it read nothing of its snapshot for repl-timeout", "addr", replicaName(r), "timeout", timeout.String())
 				r.cl.abort(fmt.Errorf("replica %s read nothing of its snapshot for %v (repl-timeout)", replicaName(r), timeout))
-				return
+				return false
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -110,6 +112,7 @@ func (h *Handler) sendPayload(r *replica, b []byte) {
 		r.sub.deliverRaw(b[:n], 0)
 		b = b[n:]
 	}
+	return true
 }
 
 // replicaGone reports whether r's connection closed.

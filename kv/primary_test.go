@@ -3,6 +3,7 @@ package kv_test
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -285,5 +286,45 @@ func TestBacklogKeepsReplBacklogSize(t *testing.T) {
 	}
 	if got := c.Do("REPLCONF", "bogus", "1"); got != "-ERR Unrecognized REPLCONF option: bogus\r\n" {
 		t.Fatalf("REPLCONF bogus 1: %q", got)
+	}
+}
+
+// TestReplicaNotReadingItsSnapshotIsDropped: a replica that reads none of
+// a snapshot bigger than what the primary sends ahead is dropped after
+// repl-timeout, rather than the transfer waiting forever.
+func TestReplicaNotReadingItsSnapshotIsDropped(t *testing.T) {
+	s := startShoal(t, kv.Options{}, eventloop.Options{})
+	c := dialRaw(t, s.addr)
+	configure(t, c, "repl-timeout", "1", "60")
+	rng := rand.New(rand.NewPCG(1, 2))
+	var batch []byte
+	for i := range 300 {
+		args := []string{"MSET"}
+		for j := range 1000 {
+			// Incompressible, so that the snapshot is far bigger than
+			// what the primary sends ahead and the sockets hold.
+			value := fmt.Sprintf("%016x%016x%016x%016x", rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64())
+			args = append(args, "k"+strconv.Itoa(i*1000+j), value)
+		}
+		batch = append(batch, encodeCommand(args)...)
+	}
+	c.Send(batch)
+	for range 300 {
+		if got, err := c.Read(); got != "+OK\r\n" || err != nil {
+			t.Fatalf("MSET: %q %v", got, err)
+		}
+	}
+	r := dialRaw(t, s.addr)
+	r.Send(encodeCommand([]string{"PSYNC", "?", "-1"}))
+	time.Sleep(3 * time.Second) // reading nothing
+	start := time.Now()
+	if _, err := r.ReadUntilClose(); err != nil {
+		t.Fatalf("the stalled replica's connection was not closed: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the stalled replica's connection closed only %v after it started reading", d)
+	}
+	if got := infoField(t, c, "connected_slaves"); got != "0" {
+		t.Fatalf("connected_slaves %s after the stalled replica was dropped", got)
 	}
 }
