@@ -1,7 +1,10 @@
-// Package repl holds the replica side of Redis's replication protocol as
-// pure functions over bytes and readers: the replies of the handshake
+// Package repl holds the pieces of Redis's replication protocol that need no
+// keyspace, as pure functions over bytes and readers, so that they can be
+// fuzzed and tested alone. Replica side: the replies of the handshake
 // (+FULLRESYNC, +CONTINUE), the header of the snapshot a primary sends
-// ($<length> from disk, $EOF:<mark> diskless) and the copy of that payload.
-// It does no dialing and knows no keyspace: package kv runs the link and
-// applies what arrives, so that everything here can be fuzzed alone.
+// ($<length> from disk, $EOF:<mark> diskless) and the copy of that payload;
+// Conn holds the link's socket, so package kv, which runs the link and
+// applies what arrives, imports no net. Primary side: Backlog, the ring of
+// the last repl-backlog-size bytes of the stream that a partial resync
+// (+CONTINUE) is served from, with Redis's offsets.
 package repl
