@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/internal/tcptest"
 	"github.com/shoalkv/shoal/kv"
 )
 
@@ -164,20 +166,7 @@ func TestMigrateMatchesRedis(t *testing.T) {
 	ourTarget := startShoal(t, kv.Options{}, eventloop.Options{}).addr
 	for _, target := range []struct{ name, addr string }{{"to-redis", refTarget}, {"to-shoal", ourTarget}} {
 		t.Run(target.name, func(t *testing.T) {
-			want := migrateScenario(t, ref, target.addr)
-			have := migrateScenario(t, ours, target.addr)
-			for i := range max(len(want), len(have)) {
-				var w, h string
-				if i < len(want) {
-					w = want[i]
-				}
-				if i < len(have) {
-					h = have[i]
-				}
-				if w != h {
-					t.Errorf("step %d: redis-server as the source: %q, shoal: %q", i, w, h)
-				}
-			}
+			sameReplies(t, migrateScenario(t, ref, target.addr), migrateScenario(t, ours, target.addr))
 		})
 	}
 }
@@ -566,47 +555,28 @@ func between(reply string, lo, hi int) bool {
 	return err == nil && n >= lo && n <= hi
 }
 
-// scriptedTarget accepts connections one after another and answers the
-// i-th command it reads (counted over all of them) with answer(i, cmd);
+// scriptedTarget answers the i-th command it reads (counted over all its
+// connections, which MIGRATE opens one after another) with answer(i, cmd);
 // an empty answer closes the connection instead.
 func scriptedTarget(t *testing.T, answer func(i int, cmd string) string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-	})
-	go func() {
-		defer close(done)
-		i := 0
+	var count atomic.Int64
+	return tcptest.Serve(t, func(c net.Conn, _ int64) {
+		rd := bufio.NewReader(c)
 		for {
-			c, err := l.Accept()
-			if err != nil {
+			var sb strings.Builder
+			if err := readReply(rd, &sb); err != nil {
 				return
 			}
-			rd := bufio.NewReader(c)
-			for {
-				var sb strings.Builder
-				if err := readReply(rd, &sb); err != nil {
-					break
-				}
-				a := answer(i, sb.String())
-				i++
-				if a == "" {
-					break
-				}
-				if _, err := c.Write([]byte(a)); err != nil {
-					break
-				}
+			a := answer(int(count.Add(1)-1), sb.String())
+			if a == "" {
+				return
 			}
-			c.Close()
+			if _, err := c.Write([]byte(a)); err != nil {
+				return
+			}
 		}
-	}()
-	return l.Addr().String()
+	}).Addr()
 }
 
 // TestMigrateTargetFailsMidway: a target that restores the first key and

@@ -5,28 +5,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalkv/shoal/internal/tcptest"
 )
 
-// serve accepts one connection on a loopback listener and writes out to
-// it once it has read anything; it returns the address.
+// serve answers each connection to a loopback listener with out once it
+// has read anything, then reads until the client closes; it returns the
+// address.
 func serve(t *testing.T, out string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-	})
-	go func() {
-		defer close(done)
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	return tcptest.Serve(t, func(c net.Conn, _ int64) {
 		buf := make([]byte, 1<<16)
 		if _, err := c.Read(buf); err != nil {
 			return
@@ -37,8 +25,7 @@ func serve(t *testing.T, out string) string {
 				return
 			}
 		}
-	}()
-	return l.Addr().String()
+	}).Addr()
 }
 
 func dial(t *testing.T, addr string) *Conn {
