@@ -146,16 +146,7 @@ func TestRedisServerReplicatesShoal(t *testing.T) {
 			}
 
 			// The link dropped by shoal comes back with a partial resync.
-			before := infoFields(t, primary, "stats")
-			if n, err := primary.ClientKillByFilter(ctx, "TYPE", "replica").Result(); n != 1 {
-				t.Fatalf("CLIENT KILL TYPE replica: %d %v", n, err)
-			}
-			writeTypes(t, p.addr(), "", "gap")
-			waitCaughtUp(t, primary, replica, p)
-			after := infoFields(t, primary, "stats")
-			if after["sync_full"] != before["sync_full"] || atoi(after["sync_partial_ok"]) != atoi(before["sync_partial_ok"])+1 {
-				t.Fatalf("after the link dropped: sync_full %s → %s, sync_partial_ok %s → %s", before["sync_full"], after["sync_full"], before["sync_partial_ok"], after["sync_partial_ok"])
-			}
+			expectPartialResync(t, p.addr(), primary, replica, primary, "replica", p)
 			compareDatasets(t, p.addr(), "", r.addr)
 		})
 	}
@@ -163,8 +154,27 @@ func TestRedisServerReplicatesShoal(t *testing.T) {
 
 // TestShoalReplicatesShoal: a shoal replica of a shoal primary converges
 // under load and continues partially after its link drops.
+// expectPartialResync has killer drop the replication link (CLIENT KILL
+// TYPE typ: "replica" on the primary, "master" on the replica), writes to
+// the primary at addr while it is down, and checks that the link came back
+// with a partial resync: the primary's sync_partial_ok went up by one,
+// sync_full did not. A replica that does not catch up fails the test with
+// logOf's log.
+func expectPartialResync(t *testing.T, addr string, primary, replica, killer *redis.Client, typ string, logOf *shoalProc) {
+	t.Helper()
+	before := infoFields(t, primary, "stats")
+	if n, err := killer.ClientKillByFilter(context.Background(), "TYPE", typ).Result(); n != 1 {
+		t.Fatalf("CLIENT KILL TYPE %s: %d %v", typ, n, err)
+	}
+	writeTypes(t, addr, "", "gap")
+	waitCaughtUp(t, primary, replica, logOf)
+	after := infoFields(t, primary, "stats")
+	if after["sync_full"] != before["sync_full"] || atoi(after["sync_partial_ok"]) != atoi(before["sync_partial_ok"])+1 {
+		t.Fatalf("after the link dropped: sync_full %s → %s, sync_partial_ok %s → %s", before["sync_full"], after["sync_full"], before["sync_partial_ok"], after["sync_partial_ok"])
+	}
+}
+
 func TestShoalReplicatesShoal(t *testing.T) {
-	ctx := context.Background()
 	p := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes")
 	primary := authClient(t, p.addr(), "", 0)
 	writeTypes(t, p.addr(), "", "before")
@@ -177,16 +187,7 @@ func TestShoalReplicatesShoal(t *testing.T) {
 	waitCaughtUp(t, primary, replica, rp)
 	compareDatasets(t, p.addr(), "", rp.addr())
 
-	before := infoFields(t, primary, "stats")
-	if n, err := replica.ClientKillByFilter(ctx, "TYPE", "master").Result(); n != 1 {
-		t.Fatalf("CLIENT KILL TYPE master on the replica: %d %v", n, err)
-	}
-	writeTypes(t, p.addr(), "", "gap")
-	waitCaughtUp(t, primary, replica, rp)
-	after := infoFields(t, primary, "stats")
-	if after["sync_full"] != before["sync_full"] || atoi(after["sync_partial_ok"]) != atoi(before["sync_partial_ok"])+1 {
-		t.Fatalf("after the link dropped: sync_full %s → %s, sync_partial_ok %s → %s", before["sync_full"], after["sync_full"], before["sync_partial_ok"], after["sync_partial_ok"])
-	}
+	expectPartialResync(t, p.addr(), primary, replica, replica, "master", rp)
 	compareDatasets(t, p.addr(), "", rp.addr())
 }
 
