@@ -151,10 +151,6 @@ type luaScript struct {
 	sha   string // lower-case hex SHA1 of the body
 	proto *lua.FunctionProto
 	flags scriptFlags
-	// fn is proto's function in the state vm, made at its first run
-	// there; e.mu guards both.
-	fn *lua.LFunction
-	vm *luaVM
 }
 
 // scriptFlags are what a script's shebang line ("#!lua flags=...") says.

@@ -45,6 +45,9 @@ type luaVM struct {
 	// keys and argv are an EVAL's KEYS and ARGV, kept from run to run
 	// (script_run.go).
 	keys, argv scriptArray
+	// fns are the EVAL scripts' functions in this state, made at each
+	// one's first run here (script_run.go).
+	fns map[*luaScript]*lua.LFunction
 
 	// The functions' state only (function_load.go): the globals a
 	// library's code sees while it loads, and whether a panic that escaped
@@ -74,7 +77,8 @@ func newLuaVM(e *scriptEngine) *luaVM {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	vm := &luaVM{L: L, env: L.NewTable(), base: L.NewTable(), shows: make(map[*lua.LTable]*lua.LTable)}
+	vm := &luaVM{L: L, env: L.NewTable(), base: L.NewTable(), shows: make(map[*lua.LTable]*lua.LTable),
+		fns: make(map[*luaScript]*lua.LFunction)}
 	g := L.G.Global
 	for _, name := range []string{"assert", "getmetatable", "ipairs", "rawequal", "select",
 		"setmetatable", "type", "xpcall", "_VERSION"} {

@@ -74,17 +74,19 @@ func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, cmdArgs, ke
 		e.vm = newLuaVM(e)
 	}
 	vm := e.vm
-	if s.vm != vm {
-		// A script's function holds no state of a run (a chunk has no
-		// upvalues and scripts cannot reach setfenv), so each state
-		// makes it once.
-		s.fn = vm.L.NewFunctionFromProto(s.proto)
-		s.fn.Env = vm.env
-		s.vm = vm
+	// A script's function holds no state of a run (a chunk has no
+	// upvalues and scripts cannot reach setfenv), so each state makes it
+	// once; the state keeps it, so a replaced state takes its functions
+	// along instead of each cached script keeping an old state alive.
+	fn := vm.fns[s]
+	if fn == nil {
+		fn = vm.L.NewFunctionFromProto(s.proto)
+		fn.Env = vm.env
+		vm.fns[s] = fn
 	}
 	vm.keys.fill(vm, "KEYS", keys)
 	vm.argv.fill(vm, "ARGV", argv)
-	broken := e.runLua(h, cl, vm, s, s.fn, nil, readOnly, runBy{args: cmdArgs})
+	broken := e.runLua(h, cl, vm, s, fn, nil, readOnly, runBy{args: cmdArgs})
 	if broken {
 		e.vm = nil // the state may be inconsistent after a panic that escaped PCall
 	}
