@@ -185,7 +185,7 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 		return
 	}
 	db := int(cl.selected.Load())
-	multi := cl.execLogPrefix(nil) // MULTI before an EXEC's or a script's first record
+	multi := cl.execLogPrefix() // MULTI before an EXEC's or a script's first record
 	if h.aof != nil {
 		buf := append(h.aof.Select(h.aof.Begin(), db), multi...)
 		cl.aof.end = h.aof.End(append(buf, rec...))
@@ -201,7 +201,7 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 func (h *Handler) logExec(cl *client) {
 	if h.aof != nil {
 		buf := h.aof.Begin()
-		end := h.aof.End(aof.AppendCommand(buf, []byte("EXEC")))
+		end := h.aof.End(append(buf, execRecord...))
 		if cl.aof != nil {
 			cl.aof.end = end
 		}
@@ -211,7 +211,11 @@ func (h *Handler) logExec(cl *client) {
 	}
 }
 
-var execRecord = []byte("*1\r\n$4\r\nEXEC\r\n")
+// The records around a transaction's or a script's writes; read-only.
+var (
+	multiRecord = []byte("*1\r\n$5\r\nMULTI\r\n")
+	execRecord  = []byte("*1\r\n$4\r\nEXEC\r\n")
+)
 
 // logsEffects reports whether cl's logEffect command must leave its
 // record in cl.aof.effect: it is logged (to the file or the replication

@@ -290,7 +290,7 @@ func (h *Handler) applyMigrate(m *migration, acked []int, cl *client) int64 {
 	rec := aof.AppendCommand(nil, append([][]byte{[]byte("DEL")}, deleted...)...)
 	var multi []byte
 	if cl != nil {
-		multi = cl.execLogPrefix(nil) // MULTI before an EXEC's or a script's first record, in both logs
+		multi = cl.execLogPrefix() // MULTI before an EXEC's or a script's first record, in both logs
 	}
 	if h.primary.feeding.Load() {
 		h.feedRecords(m.srcDB, multi, rec) // primary.go

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
 )
@@ -343,16 +342,16 @@ func cmdExec(h *Handler, cl *client, _ [][]byte) {
 	cl.failed = false // EXEC itself succeeded, whatever its commands answered
 }
 
-// execLogPrefix is called by callLogged as it appends a record: the first
-// record of an EXEC is preceded by MULTI (the EXEC record follows the last
-// in cmdExec).
-func (cl *client) execLogPrefix(buf []byte) []byte {
+// execLogPrefix is called by callLogged as it appends a record: it
+// returns the MULTI record that precedes the first record of an EXEC or a
+// script (logExec writes the EXEC after the last), nil for any other.
+func (cl *client) execLogPrefix() []byte {
 	s := cl.sess.Load()
 	if s == nil || !s.execing || s.multiLogged {
-		return buf
+		return nil
 	}
 	s.multiLogged = true
-	return aof.AppendCommand(buf, []byte("MULTI"))
+	return multiRecord
 }
 
 // execGate is a loop's exec gate: the loop read-locks it for each batch,
