@@ -328,3 +328,25 @@ func TestReplicaNotReadingItsSnapshotIsDropped(t *testing.T) {
 		t.Fatalf("connected_slaves %s after the stalled replica was dropped", got)
 	}
 }
+
+// TestPrimaryPingsItsReplicas: with nothing written, a replica still gets
+// a PING in the stream every repl-ping-replica-period seconds, counted in
+// the replication offset as Redis counts it.
+func TestPrimaryPingsItsReplicas(t *testing.T) {
+	s := startShoal(t, kv.Options{}, eventloop.Options{})
+	c := dialRaw(t, s.addr)
+	if got := c.Do("CONFIG", "SET", "repl-ping-replica-period", "1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET repl-ping-replica-period 1: %q", got)
+	}
+	r := syncReplica(t, s.addr, "7001")
+	for range 2 {
+		if got := r.next(t); got != "*1\r\n$4\r\nPING\r\n" {
+			t.Fatalf("stream with nothing written: %q, want PING", got)
+		}
+	}
+	// Another PING may have gone out since the replica read the second.
+	ping := int64(len("*1\r\n$4\r\nPING\r\n"))
+	if got, _ := strconv.ParseInt(infoField(t, c, "master_repl_offset"), 10, 64); got < r.offset || (got-r.offset)%ping != 0 {
+		t.Fatalf("master_repl_offset %d after the PINGs, the replica read up to %d", got, r.offset)
+	}
+}
