@@ -362,37 +362,35 @@ func sentinelFailover(t *testing.T, useRedis bool) {
 	waitFor(t, 10*time.Second, "writes acknowledged by WAIT 1 before the kill", func() bool {
 		return w.ackedSince(time.Time{}) >= 50
 	}, func() string { return w.failures() + "\n" + logs() })
-	old := nodes[0].addr()
 	nodes[0].proc.kill(t)
 
 	// A replica is promoted: every sentinel names it and it says master.
-	var promoted string
-	took = waitFor(t, 30*time.Second, "a replica promoted", func() bool {
+	// Under load Sentinel may fail over again (a PING to the new primary
+	// unanswered for down-after); every later step follows whichever node
+	// the sentinels name when it is checked, as a client would.
+	current := func() *dataNode {
 		a := sentinels[0].masterAddr(ctx)
-		if a == "" || a == old {
-			return false
+		if a == "" {
+			return nil
 		}
 		for _, s := range sentinels[1:] {
 			if s.masterAddr(ctx) != a {
-				return false
+				return nil
 			}
 		}
-		role, _, _ := roleOf(ctx, a)
-		promoted = a
-		return role == "master"
-	}, sentinelLogs)
-	t.Logf("promoted %s %v after the kill (down-after %v)", promoted, took.Round(time.Millisecond), sentinelDownAfter)
-	var newPrimary, other *dataNode
-	for _, n := range nodes[1:] {
-		if n.addr() == promoted {
-			newPrimary = n
-		} else {
-			other = n
+		for _, n := range nodes {
+			if role, _, _ := roleOf(ctx, a); n.addr() == a && role == "master" {
+				return n
+			}
 		}
+		return nil
 	}
-	if newPrimary == nil {
-		t.Fatalf("the sentinels promoted %s, not one of the replicas", promoted)
-	}
+	var newPrimary *dataNode
+	took = waitFor(t, 30*time.Second, "a replica promoted", func() bool {
+		newPrimary = current()
+		return newPrimary != nil && newPrimary != nodes[0]
+	}, sentinelLogs)
+	t.Logf("promoted %s %v after the kill (down-after %v)", newPrimary.addr(), took.Round(time.Millisecond), sentinelDownAfter)
 
 	// The FailoverClient keeps writing, to the new primary.
 	switched := time.Now()
@@ -400,20 +398,37 @@ func sentinelFailover(t *testing.T, useRedis bool) {
 		return w.ackedSince(switched) >= 20
 	}, func() string { return w.failures() + "\n" + sentinelLogs() })
 
+	// replicateIt reports whether every node of live other than the
+	// current primary is its connected replica, and sets newPrimary.
+	replicateIt := func(live []*dataNode) bool {
+		if newPrimary = current(); newPrimary == nil {
+			return false
+		}
+		for _, n := range live {
+			if n == newPrimary {
+				continue
+			}
+			if _, port, state := roleOf(ctx, n.addr()); port != int64(newPrimary.port) || state != "connected" {
+				return false
+			}
+		}
+		return true
+	}
 	// The other replica follows the new primary.
 	waitFor(t, 30*time.Second, "the other replica follows the new primary", func() bool {
-		_, port, state := roleOf(ctx, other.addr())
-		return port == int64(newPrimary.port) && state == "connected"
+		return replicateIt(nodes[1:])
 	}, sentinelLogs)
 
 	// The old primary comes back on its port with its old flags: Sentinel
 	// makes it a replica of the new primary.
 	nodes[0].start(t)
 	took = waitFor(t, 40*time.Second, "the restarted old primary replicates the new one", func() bool {
-		_, port, state := roleOf(ctx, old)
-		return port == int64(newPrimary.port) && state == "connected"
+		return replicateIt(nodes) && newPrimary != nodes[0]
 	}, sentinelLogs)
-	t.Logf("the old primary was a replica of the new one %v after its restart", took.Round(time.Millisecond))
+	t.Logf("the old primary was a replica of %s %v after its restart", newPrimary.addr(), took.Round(time.Millisecond))
+	if n := strings.Count(sentinels[0].log.String(), "+switch-master"); n != 1 {
+		t.Logf("sentinel 0 switched masters %d times (a failover more under load)", n)
+	}
 	if conf, err := os.ReadFile(nodes[0].conf); err != nil || !strings.Contains(string(conf), "replicaof 127.0.0.1 "+strconv.Itoa(newPrimary.port)) {
 		t.Errorf("the old primary's config file after Sentinel's CONFIG REWRITE (%v):\n%s", err, conf)
 	}
@@ -438,7 +453,10 @@ func sentinelFailover(t *testing.T, useRedis bool) {
 	if lost > 0 {
 		t.Fatalf("%d of %d acknowledged writes lost", lost, len(acked))
 	}
-	for _, n := range []*dataNode{other, nodes[0]} {
+	for _, n := range nodes {
+		if n == newPrimary {
+			continue
+		}
 		waitCaughtUp(t, np, authClient(t, n.addr(), "", 0), n.proc)
 		compareDatasets(t, newPrimary.addr(), "", n.addr())
 	}
