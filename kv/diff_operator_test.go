@@ -4,6 +4,19 @@ package kv_test
 // NO-EVICT, CLIENT REPLY, CLIENT UNBLOCK (of no one) and LOLWUT against
 // redis-server.
 func init() {
+	// Arguments that do not fit a command's key specs, in Redis 7.0's
+	// order of checks (no key arguments before arity; a spec that does not
+	// fit voids every key; no keys is [] only for no_mandatory_keys).
+	diffCases["getkeys-edges"] = []step{
+		c("COMMAND GETKEYS ZUNIONSTORE d 0 x"), c("COMMAND GETKEYS ZUNIONSTORE d -1 x"), c("COMMAND GETKEYS ZUNIONSTORE d 3 x y"),
+		c("COMMAND GETKEYS ZUNIONSTORE d 2 x y"), c("COMMAND GETKEYS ZUNIONSTORE d two x y"), c("COMMAND GETKEYS ZINTER 2 a"),
+		c("COMMAND GETKEYS SINTERCARD 0 a"), c("COMMAND GETKEYS LMPOP 2 a LEFT"), c("COMMAND GETKEYS LMPOP 1 a LEFT"),
+		c("COMMAND GETKEYS EVAL x 0"), c("COMMAND GETKEYS EVAL x 5 a"), c("COMMAND GETKEYS EVAL x -1 a"), c("COMMAND GETKEYS EVAL x y a"),
+		c("COMMAND GETKEYS FCALL f 0"), c("COMMAND GETKEYSANDFLAGS EVAL x 0"), c("COMMAND GETKEYS ECHO a b"), c("COMMAND GETKEYS PING a b c"),
+		c("COMMAND GETKEYS MSET a 1 b"), c("COMMAND GETKEYS MIGRATE h 1 k 0 0"), s(exact, "COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "0"),
+		s(exact, "COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "0", "KEYS", "a", "b"), c("COMMAND GETKEYS CLIENT KILL x"),
+		c("COMMAND GETKEYS OBJECT ENCODING k"), c("COMMAND GETKEYS MEMORY USAGE k"), c("COMMAND GETKEYS BLPOP a b 0"),
+	}
 	diffCases["operator"] = []step{
 		c("LOLWUT"), c("LOLWUT VERSION 7"), c("LOLWUT VERSION abc"), c("LOLWUT VERSION"), c("LOLWUT foo"), c("LOLWUT VERSION 8 1 2"),
 		c("MSET a 1 b 2"), c("TOUCH a b missing a"), c("TOUCH missing"), c("TOUCH"), c("OBJECT IDLETIME a"),

@@ -327,7 +327,13 @@ func lcsValue(cl *client, key []byte) ([]byte, bool) {
 }
 
 // cmdCommandGetKeys implements COMMAND GETKEYS and GETKEYSANDFLAGS: the
-// keys of a full command by its table entry's key specs.
+// keys of a full command by its table entry's key specs, in Redis 7.0's
+// order of checks: an unknown command, one without key arguments at all,
+// the arity; then a spec these arguments do not fit (a count past the end,
+// a count of 0) voids every key found, as Redis then falls back to its
+// getkeys procedure, which declines the same arguments (MIGRATE's is
+// keysOf). No keys is an empty array for a command that may have none
+// (EVAL x 0) and an error for one that must.
 func cmdCommandGetKeys(_ *Handler, cl *client, args [][]byte) {
 	withFlags := ascii.EqualFold(args[1], "getkeysandflags")
 	cmdArgs := args[2:]
@@ -340,6 +346,9 @@ func cmdCommandGetKeys(_ *Handler, cl *client, args [][]byte) {
 	switch {
 	case cmd == nil:
 		cl.writeError("ERR Invalid command specified")
+		return
+	case cmd.keysOf == nil && len(cmd.keySpecs) == 0:
+		cl.writeError("ERR The command has no key arguments")
 		return
 	case !arityOK(cmd.arity, len(cmdArgs)):
 		cl.writeError("ERR Invalid number of arguments specified for command")
@@ -362,16 +371,21 @@ func cmdCommandGetKeys(_ *Handler, cl *client, args [][]byte) {
 		if hasWord(flags, "variable_flags") {
 			flags = variableKeyFlags(cmd, cmdArgs)
 		}
-		for _, p := range ks.positions(cmdArgs) {
+		at, ok := ks.positions(cmdArgs)
+		if !ok {
+			keys = nil
+			break
+		}
+		for _, p := range at {
 			keys = append(keys, keyAt{p, flags})
 		}
 	}
 	if len(keys) == 0 {
-		if cmd.keysOf != nil { // it has keys, not in these arguments
-			cl.writeError("ERR Invalid arguments specified for command")
+		if hasWord(cmd.flags, "no_mandatory_keys") {
+			cl.writeArray(0)
 			return
 		}
-		cl.writeError("ERR The command has no key arguments")
+		cl.writeError("ERR Invalid arguments specified for command")
 		return
 	}
 	cl.writeArray(len(keys))
@@ -405,35 +419,38 @@ func variableKeyFlags(cmd *command, args [][]byte) string {
 	return strings.ReplaceAll(cmd.keySpecs[0].flags, " variable_flags", "")
 }
 
-// positions returns the argument positions ks finds in args.
-func (ks keySpec) positions(args [][]byte) []int {
-	var out []int
+// positions returns the argument positions ks finds in args, and false
+// when the arguments do not fit the spec as Redis 7.0 judges it: a count
+// that is not an integer ≥ 1 or runs past the end, a range whose first or
+// last key is past the end. A keyword not found yields no keys and true.
+func (ks keySpec) positions(args [][]byte) ([]int, bool) {
 	if ks.keyword != "" {
-		return ks.keywordPositions(nil, args)
+		return ks.keywordPositions(nil, args), true
 	}
-	if ks.keynum {
+	first, last, step := ks.index, ks.index+ks.lastKey, max(ks.keyStep, 1)
+	switch {
+	case ks.keynum:
 		at := ks.index + ks.keynumIdx
 		if at >= len(args) {
-			return nil
+			return nil, false
 		}
 		n, ok := ascii.ParseInt(args[at])
-		first := ks.index + ks.firstKeyIdx
-		if !ok || n < 0 || n > int64(len(args)-first) {
-			return nil
+		if !ok || n < 0 || n > int64(len(args)) {
+			return nil, false
 		}
-		for i := 0; i < int(n); i += max(ks.keyStep, 1) {
-			out = append(out, first+i)
-		}
-		return out
-	}
-	last := ks.index + ks.lastKey
-	if ks.lastKey < 0 {
+		first = ks.index + ks.firstKeyIdx
+		last = first + int(n) - 1
+	case ks.lastKey < 0:
 		last = len(args) + ks.lastKey
 	}
-	for i := ks.index; i <= last && i < len(args); i += max(ks.keyStep, 1) {
+	if last >= len(args) || last < first || first >= len(args) {
+		return nil, false
+	}
+	var out []int
+	for i := first; i <= last; i += step {
 		out = append(out, i)
 	}
-	return out
+	return out, true
 }
 
 // cmdClientNoEvict implements CLIENT NO-EVICT ON|OFF: maxmemory-clients
