@@ -131,7 +131,11 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 	cl.writeBulkStr("mode")
 	cl.writeBulkStr("standalone")
 	cl.writeBulkStr("role")
-	cl.writeBulkStr("master")
+	if host, _ := h.masterAddr(); host != "" {
+		cl.writeBulkStr("replica")
+	} else {
+		cl.writeBulkStr("master")
+	}
 	cl.writeBulkStr("modules")
 	cl.writeArray(0)
 }

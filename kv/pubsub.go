@@ -673,7 +673,13 @@ func cmdPubsubHelp(_ *Handler, cl *client, _ [][]byte) {
 func appendSessionInfo(b []byte, cl *client) []byte {
 	s := cl.sess.Load()
 	if s == nil {
-		b = append(b, " flags=N db="...)
+		b = append(b, " flags="...)
+		if cl.isPrimaryLink() {
+			b = append(b, 'M')
+		} else {
+			b = append(b, 'N')
+		}
+		b = append(b, " db="...)
 		b = strconv.AppendInt(b, int64(cl.selected.Load()), 10)
 		return append(b, " sub=0 psub=0 ssub=0 multi=-1"...)
 	}
@@ -691,6 +697,9 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 	}
 	if cl.h != nil && cl.h.isReplica(cl) {
 		b = append(b, 'S')
+	}
+	if cl.isPrimaryLink() {
+		b = append(b, 'M')
 	}
 	if counts[0]+counts[1]+counts[2] > 0 {
 		b = append(b, 'P')

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReplicaOfRepliesAsRedis: REPLICAOF and SLAVEOF, their errors, the
@@ -66,4 +67,40 @@ func TestReplicaInfoFields(t *testing.T) {
 	if len(fields) < 20 {
 		t.Fatalf("too few fields: %q", fields)
 	}
+}
+
+// TestReplicaListsItsPrimaryAsRedis: on a replica whose link is up, CLIENT
+// LIST TYPE master shows the primary's connection with Redis's flags (M),
+// db and command fields, CLIENT LIST TYPE normal does not list it, and
+// HELLO says role replica.
+func TestReplicaListsItsPrimaryAsRedis(t *testing.T) {
+	primary := startRedis(t, "--repl-diskless-sync-delay", "0")
+	_, port, _ := strings.Cut(primary, ":")
+	bothServers(t, 1, nil, func(t *testing.T, addr string) []string {
+		c := dialRaw(t, addr)
+		c.Do("REPLICAOF", "127.0.0.1", port)
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(c.Do("INFO", "replication"), "master_link_status:up") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the link to %s did not come up", addr, primary)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		var out []string
+		for _, f := range strings.Fields(c.Do("CLIENT", "LIST", "TYPE", "master")) {
+			if name, _, _ := strings.Cut(f, "="); name == "flags" || name == "db" || name == "multi" || name == "sub" {
+				out = append(out, f)
+			}
+		}
+		hello := strings.Fields(c.Do("HELLO", "2"))
+		for i, f := range hello {
+			if f == "role" && i+2 < len(hello) { // raw RESP: role, $len, value
+				out = append(out, "HELLO role "+hello[i+2])
+			}
+		}
+		normal := c.Do("CLIENT", "LIST", "TYPE", "normal")
+		out = append(out, "normal clients: "+strconv.Itoa(strings.Count(normal, "\n")))
+		c.Do("REPLICAOF", "NO", "ONE")
+		return out
+	})
 }
