@@ -25,7 +25,7 @@ tmp=$(mktemp -d -p "$base")
 mkdir -p "$tmp/shoal" "$tmp/redis"
 go build -o "$tmp/shoal-bin" ./cmd/shoal
 
-"$tmp/shoal-bin" --port 16411 --loglevel warning --appendonly yes --appendfsync always --dir "$tmp/shoal" & shoal_pid=$!
+"$tmp/shoal-bin" --port 16411 --save "" --loglevel warning --appendonly yes --appendfsync always --dir "$tmp/shoal" & shoal_pid=$!
 redis-server --port 16412 --save "" --appendonly yes --appendfsync always --dir "$tmp/redis" --loglevel warning & redis_pid=$!
 trap 'kill $shoal_pid $redis_pid 2>/dev/null; sleep 0.5; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 wait_ping 16411 16412

@@ -21,8 +21,8 @@ tmp=$(mktemp -d)
 go build -o "$tmp/shoal" ./cmd/shoal
 go build -o "$tmp/shoal-load" ./cmd/shoal-load
 
-"$tmp/shoal" --port 16411 --loglevel warning --engine native & native_pid=$!
-"$tmp/shoal" --port 16412 --loglevel warning --engine gnet & gnet_pid=$!
+"$tmp/shoal" --port 16411 --save "" --loglevel warning --engine native & native_pid=$!
+"$tmp/shoal" --port 16412 --save "" --loglevel warning --engine gnet & gnet_pid=$!
 trap 'kill $native_pid $gnet_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 for port in 16411 16412; do
   wait_ping $port

@@ -23,7 +23,7 @@ go build -o "$tmp/shoal" ./cmd/shoal
 go build -o "$tmp/shoal-load" ./cmd/shoal-load
 go build -o "$tmp/httpbaseline" ./benchmark/cmd/httpbaseline
 
-"$tmp/shoal" --port 16411 --http-port 16412 --frame-port 16413 --loglevel warning & shoal_pid=$!
+"$tmp/shoal" --port 16411 --http-port 16412 --frame-port 16413 --save "" --loglevel warning & shoal_pid=$!
 "$tmp/httpbaseline" -engine fasthttp -addr 127.0.0.1:16414 & fast_pid=$!
 "$tmp/httpbaseline" -engine nethttp -addr 127.0.0.1:16415 & net_pid=$!
 # RUNS_OUT=file keeps the per-run lines (for benchmark/cmd/httpchart).

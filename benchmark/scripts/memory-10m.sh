@@ -30,7 +30,7 @@ fi
 go build -o "$tmp/shoal-load" ./cmd/shoal-load
 shoal_port=16411 redis_port=16412
 
-GODEBUG=gctrace=1 "$SHOAL_BIN" --port $shoal_port --loglevel warning 2>"$out/shoal.gctrace.txt" & shoal_pid=$!
+GODEBUG=gctrace=1 "$SHOAL_BIN" --port $shoal_port --save "" --loglevel warning 2>"$out/shoal.gctrace.txt" & shoal_pid=$!
 redis-server --port $redis_port --save "" --appendonly no --loglevel warning >/dev/null & redis_pid=$!
 # Wait for both to exit, so that a following run finds its ports free.
 trap 'kill $shoal_pid $redis_pid 2>/dev/null; wait $shoal_pid $redis_pid 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -28,7 +28,7 @@ tick=$(getconf CLK_TCK)
 tmp=$(mktemp -d)
 go build -o "$tmp/shoal" ./cmd/shoal
 
-"$tmp/shoal" --port 16401 --loglevel warning & shoal_pid=$!
+"$tmp/shoal" --port 16401 --save "" --loglevel warning & shoal_pid=$!
 redis-server --port 16402 --save "" --appendonly no --loglevel warning & redis_pid=$!
 trap 'kill $shoal_pid $redis_pid $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 wait_ping 16401 16402

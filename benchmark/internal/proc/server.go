@@ -19,10 +19,11 @@ type Spec struct {
 	Argv func(port int) []string // the command line, listening on 127.0.0.1:port
 }
 
-// ShoalArgv is the command line of the shoal binary bin on port, quiet but
-// for warnings, followed by extra options.
+// ShoalArgv is the command line of the shoal binary bin on port without
+// snapshots (as RedisArgv: the default save policy would BGSAVE in the
+// middle of a measurement), quiet but for warnings, followed by extra options.
 func ShoalArgv(bin string, port int, extra ...string) []string {
-	return append([]string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--loglevel", "warning"}, extra...)
+	return append([]string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--loglevel", "warning"}, extra...)
 }
 
 // RedisArgv is the command line of redis-server bin on port without
