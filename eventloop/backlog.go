@@ -43,6 +43,10 @@ func (c *Conn) backlogLen() int {
 // frees c.out. It reports false, leaving in c.out what did not move, if no
 // chunk could be mapped.
 func (l *loop) spill(c *Conn) bool {
+	if c.ln.tls != nil { // the backlog holds ciphertext
+		l.tlsSeal(c)
+		return true
+	}
 	p := c.out.B[c.outPos:]
 	if n := l.appendBacklog(c, p); n < len(p) {
 		c.outPos += n
@@ -77,26 +81,37 @@ func (l *loop) appendBacklog(c *Conn, p []byte) int {
 func (l *loop) writeBacklog(c *Conn) error {
 	q := &c.backlog.Load().q
 	for p := q.Front(); len(p) > 0; p = q.Front() {
-		n, err := writeFd(c.fd, p)
-		l.writeCalls++
-		l.counters.writes.Add(1)
-		if err == unix.EINTR {
-			continue
-		}
-		if err == unix.EAGAIN {
-			return nil
-		}
+		n, err := l.writeOnce(c, p)
 		if err != nil {
 			return err
 		}
 		q.Consume(&l.chunks, n)
-		l.counters.bytesWritten.Add(uint64(n))
-		c.lastActive = l.now
 		if n < len(p) {
 			return nil // the socket is full
 		}
 	}
 	return nil
+}
+
+// writeOnce writes p to c's socket with one write (again on EINTR) and
+// counts it; a full socket (EAGAIN) takes 0 bytes, without an error.
+func (l *loop) writeOnce(c *Conn, p []byte) (int, error) {
+	for {
+		n, err := writeFd(c.fd, p)
+		l.writeCalls++
+		l.counters.writes.Add(1)
+		switch err {
+		case nil:
+			l.counters.bytesWritten.Add(uint64(n))
+			c.lastActive = l.now
+			return n, nil
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return 0, nil
+		default:
+			return 0, err
+		}
+	}
 }
 
 // dropBacklog frees c's backlog: c is closing.

@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childIdle())
 	case "pipe":
 		os.Exit(childPipe())
+	case "idletls":
+		os.Exit(childIdleTLS())
 	}
 	os.Exit(2)
 }

@@ -29,12 +29,24 @@ type LoopCounters struct {
 	// OutputBacklogFreed counts the backlog memory given back to the
 	// kernel since Start: a rise means slow readers' output went away.
 	OutputBacklogFreed int64
+	// TLS: handshakes completed (TLSResumed of them by resuming a
+	// session) and failed (TLSHandshakeTimeouts of them by timing out;
+	// a connection closed before its handshake ended counts as failed,
+	// so every connection a TLS listener accepted counts once), and
+	// connections closed for a bad record after the handshake.
+	TLSHandshakes        uint64
+	TLSResumed           uint64
+	TLSHandshakeFailures uint64
+	TLSHandshakeTimeouts uint64
+	TLSRecordErrors      uint64
 }
 
 // loopCounters is the loop's live LoopCounters; the loop goroutine writes.
 type loopCounters struct {
 	accepted, reads, bytesRead, writes, bytesWritten atomic.Uint64
 	pauses, outputLimit, inboundLimit, idle          atomic.Uint64
+	tlsHandshakes, tlsResumed, tlsHandshakeFailures  atomic.Uint64
+	tlsHandshakeTimeouts, tlsRecordErrors            atomic.Uint64
 }
 
 // noteAbort counts a close at one of the limits.
@@ -75,6 +87,12 @@ func (s *Server) Counters() []LoopCounters {
 			IdleCloses:         k.idle.Load(),
 			OutputBacklog:      l.chunks.Mapped.Load(),
 			OutputBacklogFreed: l.chunks.Unmapped.Load(),
+
+			TLSHandshakes:        k.tlsHandshakes.Load(),
+			TLSResumed:           k.tlsResumed.Load(),
+			TLSHandshakeFailures: k.tlsHandshakeFailures.Load(),
+			TLSHandshakeTimeouts: k.tlsHandshakeTimeouts.Load(),
+			TLSRecordErrors:      k.tlsRecordErrors.Load(),
 		}
 	}
 	return out

@@ -66,6 +66,41 @@
 // that input reaches later, sends a reset, and the reset drops the replies
 // still on their way.
 //
+// # TLS
+//
+// Options.TLSConfig (and Listener.TLSConfig for another address) makes a
+// port speak TLS for any Handler: OnTraffic sees the plaintext, as a slice
+// of a per-loop buffer, and what the Handler writes is sealed at the flush
+// with one crypto/tls Write for the whole batch, so the replies of a read
+// leave in as few full records as fit (dynamic record sizing is off in the
+// copy of the config the listener keeps). Output the socket does not take
+// waits, sealed, in the connection's backlog; the output limits and
+// OutboundBuffered count it with the plaintext not yet sealed. Session
+// tickets, ALPN, SNI through GetConfigForClient, client certificates and
+// certificates swapped in by GetCertificate work as crypto/tls does them;
+// Conn.TLSConnectionState reports them. OnOpen runs once the handshake is
+// over, and a connection whose handshake fails is closed without the
+// Handler hearing of it (LoopCounters.TLSHandshakeFailures counts it).
+//
+// Records run on the loop: crypto/tls's Conn reads and writes through a
+// transport that is the loop's buffers, not a socket, and reports
+// "no more input" as a temporary error, after which crypto/tls keeps its
+// partial record. There is no goroutine and no net.Conn per established
+// connection. The handshake is the exception: crypto/tls cannot resume a
+// handshake that stopped for input, so each handshake in progress runs on
+// a goroutine of its own, at most Options.MaxTLSHandshakes at once (the
+// rest wait their turn), which the loop feeds with what it reads and whose
+// writes the loop sends. A connection gets that goroutine only once its
+// whole ClientHello has arrived and looks like TLS; plaintext, garbage and
+// oversize records are turned away on the loop, and
+// Options.TLSHandshakeTimeout closes a handshake that does not finish. The
+// handshake's cryptography thus runs beside the loops, not on them.
+//
+// What an idle TLS connection keeps is crypto/tls's: its Conn (about 900
+// bytes), its record ciphers, and the read buffer it grew to the largest
+// record it read; BenchmarkIdleTLSConnMemory measures it. The gnet engine
+// has no TLS.
+//
 // # Engines
 //
 // Options.Engine chooses what serves the connections: nil, the default, is

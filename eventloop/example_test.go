@@ -4,7 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"math/big"
 	"net"
 	"time"
 
@@ -123,4 +129,44 @@ func ExampleListener() {
 	// Output:
 	// HI
 	// !
+}
+
+// ExampleOptions_tLS serves the same Handler over TLS: the loops run the
+// records, and OnTraffic sees plaintext. (The certificate here is made on
+// the spot; a server loads its own, with tls.LoadX509KeyPair.)
+func ExampleOptions_tLS() {
+	cert, pool := exampleCertificate()
+	srv, err := eventloop.NewServer(upper{}, eventloop.Options{Addr: "127.0.0.1:0",
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	if err != nil {
+		panic(err)
+	}
+	if err := srv.Start(); err != nil {
+		panic(err)
+	}
+	defer srv.Shutdown(context.Background())
+
+	c, err := tls.Dial("tcp", srv.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost"})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "hello over tls\n")
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	fmt.Print(line)
+	// Output:
+	// HELLO OVER TLS
+}
+
+// exampleCertificate makes a self-signed certificate for localhost and a
+// pool that trusts it.
+func exampleCertificate() (tls.Certificate, *x509.CertPool) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	leaf, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }

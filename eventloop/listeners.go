@@ -1,6 +1,7 @@
 package eventloop
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -24,6 +25,10 @@ type Listener struct {
 	// beyond Options.MaxConns before it is closed; nil writes nothing.
 	// Options.RejectMessage is the main address's, in its protocol.
 	RejectMessage []byte
+
+	// TLSConfig, when set, makes Addr a TLS port, as Options.TLSConfig
+	// does for the main address.
+	TLSConfig *tls.Config
 }
 
 // listener is one address being served and the Handler hooks of its
@@ -36,11 +41,16 @@ type listener struct {
 	onClose    CloseHandler
 	onShutdown ShutdownHandler
 	reject     []byte
-	bound      net.Addr // set in Start, under Server.mu
+	tls        *tls.Config // nil: plaintext; else a copy of the caller's (tlsListenerConfig)
+	bound      net.Addr    // set in Start, under Server.mu
 }
 
-func newListener(network, addr string, h Handler, reject []byte) *listener {
+func newListener(network, addr string, h Handler, reject []byte, tc *tls.Config) *listener {
 	ln := &listener{network: network, addr: addr, handler: h, reject: reject}
+	if tc != nil {
+		ln.tls = tlsListenerConfig(tc)
+		ln.reject = nil // a TLS client cannot read a plaintext message
+	}
 	ln.onOpen, _ = h.(OpenHandler)
 	ln.onClose, _ = h.(CloseHandler)
 	ln.onShutdown, _ = h.(ShutdownHandler)
@@ -79,7 +89,7 @@ func extraListeners(o *Options) ([]*listener, error) {
 		if l.Addr == "" {
 			return nil, fmt.Errorf("eventloop: Options.Listeners[%d].Addr is empty", i)
 		}
-		out = append(out, newListener(network, l.Addr, l.Handler, l.RejectMessage))
+		out = append(out, newListener(network, l.Addr, l.Handler, l.RejectMessage, l.TLSConfig))
 	}
 	return out, nil
 }

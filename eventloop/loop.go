@@ -66,6 +66,7 @@ type loop struct {
 	ewma        float64
 	busy        time.Duration
 	windowStart time.Duration
+	tls         tlsLoop // the loop's TLS connections and buffers (tls.go)
 
 	// Written by the loop goroutine, read by Server.Counters: among the
 	// loop's own fields, away from those other goroutines write.
@@ -142,6 +143,9 @@ func (l *loop) run() {
 		if len(l.lingering) > 0 {
 			l.sweepLingering()
 		}
+		if len(l.tls.pending) > 0 {
+			l.tlsExpire()
+		}
 		if l.draining && l.numConns == 0 {
 			l.stop(nil)
 			return
@@ -191,6 +195,9 @@ func (l *loop) waitMillis() int {
 	if len(l.lingering) > 0 {
 		min(int(lingerCheck / time.Millisecond))
 	}
+	if len(l.tls.pending) > 0 {
+		min(int(tlsHandshakeCheck / time.Millisecond))
+	}
 	return ms
 }
 
@@ -233,7 +240,9 @@ func (l *loop) register(fd int, ln *listener) {
 	if l.wheel != nil {
 		l.wheel.add(c, l.now)
 	}
-	if h := ln.onOpen; h != nil {
+	if ln.tls != nil {
+		l.tlsAccept(c) // OnOpen once the handshake is over
+	} else if h := ln.onOpen; h != nil {
 		l.onOpen(h, c)
 	}
 	l.loopFlush(c)
@@ -263,7 +272,11 @@ func (l *loop) loopRead(c *Conn) {
 		c.lastActive = l.now
 		l.counters.reads.Add(1)
 		l.counters.bytesRead.Add(uint64(n))
-		l.deliver(c, l.buf[:n])
+		if c.ln.tls != nil {
+			l.tlsDeliver(c, l.buf[:n])
+		} else {
+			l.deliver(c, l.buf[:n])
+		}
 		if n < len(l.buf) {
 			l.inputDrained(c)
 			break
@@ -369,6 +382,10 @@ func (l *loop) loopFlush(c *Conn) {
 		}
 	}
 	if c.out == nil {
+		return
+	}
+	if c.ln.tls != nil { // sealed, then to the socket; the rest to the backlog
+		l.tlsSeal(c)
 		return
 	}
 	for len(c.out.B) > c.outPos {
@@ -549,8 +566,11 @@ func (l *loop) closeConn(c *Conn, err error) {
 // before the descriptor is closed, so c's addresses still work there. A
 // graceful close lingers: see linger.
 func (l *loop) release(c *Conn, err error, graceful bool) {
-	if h := c.ln.onClose; h != nil {
+	if h := c.ln.onClose; h != nil && (c.ln.tls == nil || l.tlsOpened(c)) {
 		l.onClose(h, c, err)
+	}
+	if c.ln.tls != nil {
+		l.tlsRelease(c, graceful)
 	}
 	if c.in != nil {
 		l.inBufs.put(c.in)

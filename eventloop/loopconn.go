@@ -66,7 +66,7 @@ func (l *loop) appendOutput(c *Conn, p []byte) {
 			l.loopFlush(c)
 		}
 	}
-	if c.behind() {
+	if c.behind() && c.ln.tls == nil { // TLS output is sealed at the flush, in one go
 		p = p[l.appendBacklog(c, p):] // all of it, unless no chunk could be mapped
 		if len(p) == 0 {
 			return

@@ -1,6 +1,7 @@
 package eventloop
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,19 @@ type Options struct {
 	// Listeners are more addresses to serve, each with its own Handler,
 	// on the same loops; see Listener.
 	Listeners []Listener
+
+	// TLSConfig, when set, makes Addr a TLS port: the loops run the
+	// handshake and the records (see "TLS" in the package documentation)
+	// and the Handler sees plaintext. It needs a certificate
+	// (Certificates, GetCertificate or GetConfigForClient). A
+	// Listener has its own TLSConfig.
+	TLSConfig *tls.Config
+	// TLSHandshakeTimeout closes a connection whose TLS handshake has not
+	// finished this long after it was accepted; default 10 s.
+	TLSHandshakeTimeout time.Duration
+	// MaxTLSHandshakes bounds the handshakes in progress at once, each on
+	// a goroutine of its own; more wait their turn. Default 512.
+	MaxTLSHandshakes int
 }
 
 // DefaultFlushThreshold is Options.FlushThreshold's default. A Handler that
@@ -122,6 +136,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if err := o.tlsDefaults(); err != nil {
+		return o, err
 	}
 	return o, nil
 }

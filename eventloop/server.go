@@ -64,6 +64,8 @@ type Server struct {
 	closing  atomic.Bool   // Shutdown has begun
 	forced   atomic.Bool   // Shutdown's ctx ended before the loops drained
 
+	handshakes *handshaker // runs TLS handshakes (tls_handshake.go); nil without a TLS listener
+
 	runner    engine.Runner // Options.Engine once started; nil on the native engine
 	engineErr error         // why Options.Engine stopped, if not by Shutdown; set before done closes
 
@@ -98,7 +100,10 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: o, epoch: time.Now(),
 		acceptorDone: make(chan struct{}), done: make(chan struct{})}
-	s.listeners = append([]*listener{newListener(o.Network, o.Addr, h, o.RejectMessage)}, extra...)
+	s.listeners = append([]*listener{newListener(o.Network, o.Addr, h, o.RejectMessage, o.TLSConfig)}, extra...)
+	if err := s.setupTLS(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
