@@ -152,24 +152,45 @@ func argRedacted(cmd *command, args [][]byte, i int) bool {
 	switch cmd.name {
 	case "auth":
 		return i >= 1
-	case "hello", "migrate":
-		first := 2 // HELLO's options follow the protocol version
-		if cmd.name == "migrate" {
-			first = 6 // and MIGRATE's the host, port, key, db and timeout
-		}
-		for j := first; j < i; j++ {
-			n := 0
+	case "hello":
+		// HELLO's options follow the protocol version, parsed as Redis's
+		// helloCommand does: SETNAME skips its name (which may be "auth"),
+		// AUTH with two more arguments hides both, anything else ends it.
+		for j := 2; j < len(args) && j <= i; j++ {
+			more := len(args) - 1 - j
 			switch {
-			case ascii.EqualFold(args[j], "auth") && cmd.name == "migrate":
-				n = 1
-			case ascii.EqualFold(args[j], "auth2") && cmd.name == "migrate",
-				ascii.EqualFold(args[j], "auth") && cmd.name == "hello":
-				n = 2
+			case ascii.EqualFold(args[j], "auth") && more >= 2:
+				if i == j+1 || i == j+2 {
+					return true
+				}
+				j += 2
+			case ascii.EqualFold(args[j], "setname") && more >= 1:
+				j++
+			default:
+				return false
 			}
-			if i <= j+n {
-				return true
+		}
+	case "migrate":
+		// MIGRATE's options follow host, port, key, db and timeout, as
+		// Redis's migrateCommand parses them: KEYS ends them (the rest
+		// are key names, "auth" too), and so does an unknown word.
+		for j := 6; j < len(args) && j <= i; j++ {
+			more := len(args) - 1 - j
+			switch {
+			case ascii.EqualFold(args[j], "copy"), ascii.EqualFold(args[j], "replace"):
+			case ascii.EqualFold(args[j], "auth") && more >= 1:
+				if i == j+1 {
+					return true
+				}
+				j++
+			case ascii.EqualFold(args[j], "auth2") && more >= 2:
+				if i == j+1 || i == j+2 {
+					return true
+				}
+				j += 2
+			default:
+				return false
 			}
-			j += n
 		}
 	case "config|set":
 		return i >= 3 && i%2 == 1 && (ascii.EqualFold(args[i-1], "requirepass") || ascii.EqualFold(args[i-1], "masterauth"))

@@ -12,7 +12,8 @@ var monitorHead = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) (?:[0-9.:]+|(lua))\]
 
 // TestMonitorMatchesRedis: a monitor sees the same lines from redis-server
 // and from Shoal for the same commands, the time and the client's port
-// masked: the database, the quoting of every byte, AUTH redacted, admin
+// masked: the database, the quoting of every byte, AUTH redacted (and
+// HELLO's and MIGRATE's credentials, as those commands parse them), admin
 // commands and rejected ones left out, EXEC's commands one by one, a
 // script's and a function's after the EVAL or FCALL, from "lua".
 func TestMonitorMatchesRedis(t *testing.T) {
@@ -25,6 +26,10 @@ func TestMonitorMatchesRedis(t *testing.T) {
 			{"SET", "k", "v"}, {"GET", "k"}, {"SELECT", "2"}, {"SET", "a b", "x\ny\x01\"\\\xff"}, {"AUTH", "secret"},
 			{"CONFIG", "GET", "maxmemory"}, {"NOSUCH", "x"}, {"MULTI"}, {"INCR", "n"}, {"PING"}, {"EXEC"},
 			{"HELLO", "2", "AUTH", "default", "pw"}, {"SELECT", "0"}, {"DEL", "k"},
+			{"HELLO", "2", "SETNAME", "auth", "AUTH", "default", "pw"}, {"HELLO", "2", "AUTH", "default"},
+			{"MIGRATE", "127.0.0.1", "1", "", "0", "1000", "AUTH", "pw", "KEYS", "auth", "x"},
+			{"MIGRATE", "127.0.0.1", "1", "", "0", "1000", "COPY", "AUTH2", "u", "pw", "KEYS", "k"},
+			{"MIGRATE", "127.0.0.1", "1", "", "0", "1000", "FOO", "AUTH", "pw"},
 			{"EVAL", "redis.call('set', KEYS[1], '1') return redis.call('get', KEYS[1])", "1", "s"},
 			{"EVALSHA", "0000000000000000000000000000000000000000", "0"},
 			{"FUNCTION", "LOAD", "REPLACE", "#!lua name=mon\nredis.register_function('f', function(k) return redis.call('incr', k[1]) end)"},
