@@ -1,6 +1,8 @@
 package eventloop_test
 
 import (
+	"crypto/tls"
+	"net"
 	"sync/atomic"
 	"testing"
 
@@ -16,11 +18,15 @@ import (
 type engineCase struct {
 	name   string
 	engine eventloop.Engine
+	tls    bool // serve and dial over TLS
 }
 
+// native-tls is the native engine with a TLS port: every promise holds
+// for the plaintext a Handler sees and writes over TLS too.
 var engines = []engineCase{
-	{"native", nil},
-	{"gnet", gnetengine.Engine{}},
+	{"native", nil, false},
+	{"gnet", gnetengine.Engine{}, false},
+	{"native-tls", nil, true},
 }
 
 // forEachEngine runs test once per engine, as a subtest named for it.
@@ -38,18 +44,36 @@ func (e engineCase) skipOn(t *testing.T, name, reason string) {
 	}
 }
 
+// halfClose ends what the client sends: a FIN, or over TLS a
+// close_notify alert, which the server takes the same way.
+func halfClose(c net.Conn) {
+	switch c := c.(type) {
+	case *tls.Conn:
+		c.CloseWrite()
+	case *net.TCPConn:
+		c.CloseWrite()
+	}
+}
+
 // start starts h on e at a loopback port and shuts it down with the test.
 func (e engineCase) start(t testing.TB, h eventloop.Handler, o eventloop.Options) *eventloop.Server {
 	t.Helper()
-	o.Engine = e.engine
+	e.setup(t, &o)
 	return eventloop.StartServer(t, h, o)
 }
 
 // newServer starts h on e without arranging its shutdown.
 func (e engineCase) newServer(t testing.TB, h eventloop.Handler, o eventloop.Options) *eventloop.Server {
 	t.Helper()
-	o.Engine = e.engine
+	e.setup(t, &o)
 	return eventloop.NewStartedServer(t, h, o)
+}
+
+func (e engineCase) setup(t testing.TB, o *eventloop.Options) {
+	o.Engine = e.engine
+	if e.tls {
+		o.TLSConfig, _ = eventloop.TestTLS(t)
+	}
 }
 
 // Helpers shared with the package's own tests (export_test.go).

@@ -2,6 +2,7 @@ package eventloop_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,16 @@ func dialSlow(t testing.TB, s *eventloop.Server) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	if eventloop.ServesTLS(s) {
+		_, client := eventloop.TestTLS(t)
+		tc := tls.Client(c, client)
+		tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		tc.SetDeadline(time.Time{})
+		return tc
+	}
 	return c
 }
 

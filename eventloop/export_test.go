@@ -21,6 +21,7 @@ var (
 	ReadToEOF             = readToEOF
 	ExpectEOF             = expectEOF
 	ExpectTailsAfterDrain = expectTailsAfterDrain
+	TestTLS               = testTLS
 )
 
 // CloseLog is the OnClose that records each close's error.
@@ -28,3 +29,6 @@ type CloseLog = closeLog
 
 // KiloReplySize is the length of each of ServeKilo's replies.
 const KiloReplySize = kiloReplySize
+
+// ServesTLS reports whether s's main address is a TLS port.
+func ServesTLS(s *Server) bool { return s.listeners[0].tls != nil }

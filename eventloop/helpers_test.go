@@ -117,6 +117,16 @@ func newStartedServer(t testing.TB, h Handler, o Options) *Server {
 
 func dial(t testing.TB, s *Server) net.Conn {
 	t.Helper()
+	if s.listeners[0].tls != nil { // the conformance suite over TLS
+		_, client := testTLS(t)
+		return dialTLS(t, s, client)
+	}
+	return dialRaw(t, s)
+}
+
+// dialRaw connects to s without TLS, even to a TLS port.
+func dialRaw(t testing.TB, s *Server) net.Conn {
+	t.Helper()
 	c, err := net.DialTimeout(s.Addr().Network(), s.Addr().String(), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

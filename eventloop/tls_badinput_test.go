@@ -62,7 +62,7 @@ func TestTLSBadInputClosesCleanly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &lineEcho{}
 			s := startServer(t, h, Options{Addr: "127.0.0.1:0", Loops: 1, TLSConfig: ts.server, TLSHandshakeTimeout: 500 * time.Millisecond})
-			c := dial(t, s)
+			c := dialRaw(t, s)
 			c.Write(tc.send)
 			expectClosed(t, c)
 			waitFor(t, "the failure counted", func() bool {
@@ -96,7 +96,7 @@ func TestTLSBadRecordsAfterTheHandshake(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := &lineEcho{}
 			s := startServer(t, h, Options{Addr: "127.0.0.1:0", Loops: 1, TLSConfig: ts.server})
-			raw := dial(t, s)
+			raw := dialRaw(t, s)
 			c := tls.Client(raw, ts.client)
 			c.SetDeadline(time.Now().Add(30 * time.Second))
 			if err := c.Handshake(); err != nil {
@@ -126,7 +126,7 @@ func TestTLSHandshakeFloodIsBounded(t *testing.T) {
 		MaxTLSHandshakes: 2, TLSHandshakeTimeout: 300 * time.Millisecond})
 	var conns []net.Conn
 	for i := 0; i < flood; i++ {
-		c := dial(t, s)
+		c := dialRaw(t, s)
 		c.Write(hello)
 		conns = append(conns, c)
 	}

@@ -33,10 +33,24 @@ func newTLSSetup(t testing.TB) *tlsSetup {
 		client: &tls.Config{RootCAs: ca.Pool, ServerName: "localhost"}}
 }
 
+// testTLS returns a server config and a client config that trusts it, made
+// once per test binary: the conformance suite's "native-tls" engine uses
+// them (dial).
+func testTLS(t testing.TB) (server, client *tls.Config) {
+	testTLSOnce.Do(func() { testTLSSetup = newTLSSetup(t) })
+	return testTLSSetup.server, testTLSSetup.client
+}
+
+var (
+	testTLSOnce  sync.Once
+	testTLSSetup *tlsSetup
+)
+
 // dialTLS connects to s's first address with cfg and finishes the handshake.
 func dialTLS(t testing.TB, s *Server, cfg *tls.Config) *tls.Conn {
 	t.Helper()
-	c, err := tlsDial(s.Addrs()[0].String(), cfg)
+	a := s.Addrs()[0]
+	c, err := tlsDialNetwork(a.Network(), a.String(), cfg)
 	if err != nil {
 		t.Fatalf("TLS dial: %v", err)
 	}
@@ -45,8 +59,12 @@ func dialTLS(t testing.TB, s *Server, cfg *tls.Config) *tls.Conn {
 }
 
 func tlsDial(addr string, cfg *tls.Config) (*tls.Conn, error) {
+	return tlsDialNetwork("tcp", addr, cfg)
+}
+
+func tlsDialNetwork(network, addr string, cfg *tls.Config) (*tls.Conn, error) {
 	d := &net.Dialer{Timeout: 10 * time.Second}
-	c, err := tls.DialWithDialer(d, "tcp", addr, cfg)
+	c, err := tls.DialWithDialer(d, network, addr, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -303,5 +321,23 @@ func TestTLSCertificateReload(t *testing.T) {
 	}
 	if after != second.Leaf.SerialNumber.String() {
 		t.Fatalf("serial %s, want the new certificate's %s", after, second.Leaf.SerialNumber)
+	}
+}
+
+// TestTLSMaxConnsCloses: past MaxConns a TLS port closes the connection
+// without the plaintext RejectMessage, and Rejected counts it.
+func TestTLSMaxConnsCloses(t *testing.T) {
+	ts := newTLSSetup(t)
+	s := startServer(t, &lineEcho{}, Options{Addr: "127.0.0.1:0", MaxConns: 1, TLSConfig: ts.server,
+		RejectMessage: []byte("-ERR max number of clients reached\r\n")})
+	first := dialTLS(t, s, ts.client)
+	first.Write([]byte("a\n"))
+	readN(t, first, 2)
+	second := dialRaw(t, s)
+	if got := readToEOF(t, second); len(got) != 0 {
+		t.Fatalf("the rejected connection got %q, want nothing", got)
+	}
+	if n := s.Rejected(); n != 1 {
+		t.Fatalf("Rejected %d, want 1", n)
 	}
 }
