@@ -106,6 +106,7 @@ func Params() []Param {
 		{Name: "replica-read-only", Aliases: []string{"slave-read-only"}, Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: a replica refuses writes from its clients with -READONLY"},
 		{Name: "replica-serve-stale-data", Aliases: []string{"slave-serve-stale-data"}, Kind: YesNo, Default: "yes", RunTime: true, Usage: "no: while its link to the primary is down, a replica answers -MASTERDOWN to commands other than a few (INFO, PING, REPLICAOF, ...)"},
 		{Name: "replica-priority", Aliases: []string{"slave-priority"}, Kind: Int(0, math.MaxInt32), Default: "100", RunTime: true, Usage: "Sentinel promotes the replica with the lowest priority first (0: never), read from INFO"},
+		{Name: "replica-ignore-maxmemory", Aliases: []string{"slave-ignore-maxmemory"}, Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: a replica neither evicts nor refuses its primary's writes over maxmemory (the primary's DELs of its evictions keep it in line)"},
 		{Name: "replica-announced", Kind: YesNo, Default: "yes", RunTime: true, Usage: "no: Sentinel leaves this replica out of its replies, read from INFO"},
 		{Name: "repl-timeout", Kind: Int(1, math.MaxInt32), Default: "60", RunTime: true, Usage: "seconds without a byte from the primary after which a replica drops the link and reconnects"},
 		{Name: "repl-ping-replica-period", Aliases: []string{"repl-ping-slave-period"}, Kind: Int(1, math.MaxInt32), Default: "10", RunTime: true, Usage: "seconds between a primary's PINGs to its replicas"},

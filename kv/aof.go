@@ -111,6 +111,7 @@ func (h *Handler) AttachAOF(w *aof.Writer, loadTruncated bool) {
 	h.params.Own("aof-load-truncated", config.Owner{Get: func() string { return config.FormatYesNo(loadTruncated) }})
 	h.rw.attached.Store(w)
 	h.stripes = make([]sync.Mutex, h.shared.ShardCount())
+	h.dels.on.Store(true) // after the stripes: the expirer may log at once
 }
 
 // callReader runs a read command and then, under appendfsync always,
@@ -162,6 +163,9 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	start := len(cl.out)
 	cl.aof.effect = cl.aof.effect[:0]
 	cmd.fn(h, cl, args)
+	// The keys its lookups found expired, and those it evicted from its
+	// own shards, are deleted before what it did (expiry_log.go).
+	h.flushDeletions(cl.aof.stripes...)
 	reply := cl.out[start:]
 	if len(reply) == 0 || reply[0] == '-' {
 		return

@@ -2,7 +2,6 @@ package kv_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,6 @@ import (
 	"time"
 
 	"github.com/shoalkv/shoal/aof"
-	"github.com/shoalkv/shoal/eventloop"
-	"github.com/shoalkv/shoal/kv"
-	"github.com/shoalkv/shoal/server"
-	"github.com/shoalkv/shoal/store"
 )
 
 // persistentServer is a served Handler that loaded its append-only file
@@ -92,36 +87,7 @@ func readLog(t *testing.T, path string) string {
 
 func startPersistent(t *testing.T, path string, policy aof.Fsync) *persistentServer {
 	t.Helper()
-	st := store.New(store.Options{Shards: 16})
-	h := kv.New(st, kv.Options{})
-	if _, err := h.LoadAOF(path, true); err != nil {
-		t.Fatal(err)
-	}
-	w, err := aof.Open(path, policy, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.AttachAOF(w, true)
-	srv, err := eventloop.NewServer(server.New(h), eventloop.Options{Addr: "127.0.0.1:0", Loops: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(ctx)
-			h.Close()
-			_ = w.Close()
-			st.Close()
-		})
-	}
-	t.Cleanup(stop)
-	return &persistentServer{addr: srv.Addr().String(), path: path, policy: policy, w: w, stop: stop}
+	return startPersistentWith(t, path, policy) // aof_expiry_test.go
 }
 
 // writeConcurrently runs conns connections to addr at once; each sends

@@ -352,6 +352,7 @@ func (h *Handler) serveWaiter(w *waiter, key []byte) (serveResult, bool) {
 	}
 	h.syncCopyBeforeWrite(w.stripes) // a full sync's snapshot (primary_snapshot.go)
 	ok := w.req.serve(key, &res)
+	h.flushDeletions(w.stripes...) // the keys it found expired go first (expiry_log.go)
 	if ok && len(res.record) > 0 && h.aof != nil {
 		buf := h.aof.Select(h.aof.Begin(), int(w.db))
 		res.end = h.aof.End(append(buf, res.record...))

@@ -118,6 +118,7 @@ func (h *Handler) ownSettings(o Options) {
 	h.ownOutputLimits()
 	h.ownTrackingSettings()
 	h.ownNotifySettings() // the store's hook for the keys it removes serves both
+	h.initDeletionLog()   // and its log of them, for the file and replicas
 	h.ownSlowlog()
 	h.ownLatencyTracking()
 	h.ownEncodings()

@@ -61,6 +61,7 @@ func (h *Handler) existingDB(i int) *store.Store { return h.dbs[i].Load() }
 // closeDBs stops the expirers of the databases h made.
 func (h *Handler) closeDBs() {
 	h.shared.SetRemoveHook(nil)
+	h.shared.SetDeletionLog(nil)
 	h.dbMu.Lock()
 	defer h.dbMu.Unlock()
 	for _, i := range h.madeIndexes() {

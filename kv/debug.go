@@ -91,6 +91,8 @@ func cmdDebug(h *Handler, cl *client, args [][]byte) {
 		cl.writeOK()
 	case sub == "object" && n == 3:
 		h.debugObject(cl, args[2])
+	case sub == "set-active-expire" && n == 3:
+		cmdDebugSetActiveExpire(h, cl, args[2]) // expiry_log.go
 	case sub == "segfault" || sub == "panic" || sub == "assert" || sub == "oom" || sub == "leak" ||
 		sub == "crash-and-recover" || sub == "restart":
 		cl.writeError("ERR DEBUG " + strings.ToUpper(sub) + " is not supported: Shoal does not crash, leak or restart on request")
@@ -116,6 +118,10 @@ func debugHelp(cl *client) {
 		"    Reply with a test value of the specified type. <type> can be: string,",
 		"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
 		"    true, false.",
+		"SET-ACTIVE-EXPIRE <0|1>",
+		"    Setting it to 0 disables expiring keys in background when they are not",
+		"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+		"    default.",
 		"SLEEP <seconds>",
 		"    Stop the server for <seconds>. Decimals allowed.",
 	})

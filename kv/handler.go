@@ -94,6 +94,7 @@ type Handler struct {
 	// stripes orders the logging of writes to one shard (aof.go).
 	aof      *aof.Writer
 	stripes  []sync.Mutex
+	dels     deletionLog // the store's own deletions, logged (expiry_log.go)
 	rw       rewriter
 	blocking blockingState // clients parked by blocking commands (blocking.go)
 
@@ -465,6 +466,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		flushed, flushChecked = h.watchedExisting(cl.selected.Load(), cmd.name == "flushall"), true
 	}
 	replyStart := len(cl.out)
+	if cmd.logged && h.followsPrimary() && cl.conn != nil && !cl.isPrimaryLink() {
+		h.reclaimBeforeWrite(cl, cmd, args) // a writable replica's own write (expiry_log.go)
+	}
 	switch {
 	case cmd.logged && (h.aof != nil || h.primary.feeding.Load()):
 		h.callLogged(cl, cmd, args)

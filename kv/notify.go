@@ -361,10 +361,22 @@ func (h *Handler) beforeKeys(cl *client, cmd *command, args [][]byte) {
 	if h.notifying(evKeyMiss) && cmd.statsID < len(notifyWrap) {
 		rule = notifyWrap[cmd.statsID]
 	}
+	// A write holds its keys' stripes (aof.go): its deletions are its own;
+	// a read's enter the deletion log (expiry_log.go). A replica deletes
+	// only for its own clients' writes, before they come here.
+	write, replica := cmd.logged, h.followsPrimary()
 	i := 0
 	forEachKey(cmd, args, func(key []byte) {
 		i++
-		if db.ReclaimExpired(key) {
+		var reclaimed bool
+		switch {
+		case replica:
+		case write:
+			reclaimed = db.ReclaimExpired(key)
+		default:
+			reclaimed = db.ReclaimExpiredRead(key)
+		}
+		if reclaimed {
 			if h.notifying(evExpired) {
 				h.publishEvent(cl, "expired", key, dbIndex)
 			}

@@ -21,6 +21,9 @@ type group struct {
 	loading   atomic.Bool  // SetLoading: the clock reads 0 and nothing expires
 	frozen    atomic.Int64 // FreezeClock: the unix ms every database reads (0: the clock runs)
 
+	deletions       atomic.Pointer[DeletionLog] // SetDeletionLog (deletions.go)
+	activeExpireOff atomic.Bool                 // SetActiveExpire(false)
+
 	expireEvery  atomic.Int64 // nanoseconds between active expiry cycles (1s/hz; ≤ 0: none)
 	expireEffort atomic.Int64 // active-expire-effort, 1..10
 	samples      atomic.Int64 // maxmemory-samples
@@ -63,24 +66,28 @@ func (g *group) evictOne(p Policy) bool {
 	if len(members) == 1 {
 		return members[0].evictOne(p)
 	}
-	var best, c evictCandidate
-	var from *Store
-	start := rand.IntN(len(members))
-	for i := range members {
-		s := members[(start+i)%len(members)]
-		if s.used.Load() == 0 || !s.evictCandidate(p, &c) {
-			continue
+	for try := 0; try < evictTries; try++ {
+		var best, c evictCandidate
+		var from *Store
+		start := rand.IntN(len(members))
+		for i := range members {
+			s := members[(start+i)%len(members)]
+			if s.used.Load() == 0 || !s.evictCandidate(p, &c) {
+				continue
+			}
+			if from == nil || c.score > best.score {
+				from = s
+				best, c = c, evictCandidate{key: best.key[:0]}
+			}
 		}
-		if from == nil || c.score > best.score {
-			from = s
-			best, c = c, evictCandidate{key: best.key[:0]}
+		if from == nil {
+			return false
+		}
+		if from.evict(&best) {
+			return true
 		}
 	}
-	if from == nil {
-		return false
-	}
-	from.evict(&best)
-	return true
+	return false
 }
 
 // NewDB returns a new, empty database beside s: configured as s was, and

@@ -70,7 +70,15 @@ func (s *Store) reserve(n int64) error {
 
 // makeRoom evicts until need more bytes fit under limit, with the
 // external memory counted.
+// A replica that ignores maxmemory (DeletionLog.IgnoreMaxMemory) does
+// neither.
 func (s *Store) makeRoom(need, limit int64) error {
+	if s.g.used()+s.g.external.Load()+need <= limit {
+		return nil
+	}
+	if l := s.g.deletions.Load(); l != nil && l.IgnoreMaxMemory() {
+		return nil
+	}
 	for s.g.used()+s.g.external.Load()+need > limit {
 		p := Policy(s.g.policy.Load())
 		if p == NoEviction || !s.g.evictOne(p) {
@@ -79,6 +87,10 @@ func (s *Store) makeRoom(need, limit int64) error {
 	}
 	return nil
 }
+
+// evictTries bounds the candidates an eviction draws when the deletion log
+// refuses the ones it found (their shard indexes are busy with writes).
+const evictTries = 16
 
 type evictCandidate struct {
 	shard int
@@ -91,11 +103,15 @@ type evictCandidate struct {
 // evictOne evicts one key chosen by policy p and reports whether it found one.
 func (s *Store) evictOne(p Policy) bool {
 	var best evictCandidate
-	if !s.evictCandidate(p, &best) {
-		return false
+	for try := 0; try < evictTries; try++ {
+		if !s.evictCandidate(p, &best) {
+			return false
+		}
+		if s.evict(&best) {
+			return true
+		}
 	}
-	s.evict(&best)
-	return true
+	return false
 }
 
 // evictCandidate samples s's keys for the one policy p evicts first into
@@ -115,8 +131,15 @@ func (s *Store) evictCandidate(p Policy, best *evictCandidate) bool {
 	return best.found
 }
 
-// evict removes the candidate, if it is still there.
-func (s *Store) evict(c *evictCandidate) {
+// evict removes the candidate, if it is still there, and reports false
+// when the deletion log refused it: another should be drawn. The log is
+// entered without waiting, since the write that evicts holds shard
+// indexes of its own.
+func (s *Store) evict(c *evictCandidate) bool {
+	ok, held := s.enter(c.shard, false)
+	if !ok {
+		return false
+	}
 	sh := &s.shards[c.shard]
 	l := s.lockShard(sh)
 	if slot, id := sh.find(c.hash, c.key); id >= 0 {
@@ -125,6 +148,8 @@ func (s *Store) evict(c *evictCandidate) {
 		s.evictedKeys.Add(1)
 	}
 	s.unlock(l)
+	s.leave(c.shard, held)
+	return true
 }
 
 // sampleShard offers up to maxmemory-samples keys of shard i to best. full walks the

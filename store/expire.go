@@ -43,13 +43,25 @@ func (s *Store) expireBudget(every time.Duration) time.Duration {
 }
 
 // activeExpire runs one cycle within budget of wall time.
+// Nothing is done while DEBUG SET-ACTIVE-EXPIRE 0 turned it off, or on a
+// replica, whose keys go when its primary deletes them.
 func (s *Store) activeExpire(budget time.Duration) {
+	if s.g.activeExpireOff.Load() || s.replica() {
+		return
+	}
 	deadline := time.Now().Add(budget)
 	extra := int(s.g.expireEffort.Load() - 1)
 	sample := expireSample + expireSample/4*extra
 	stalePercent := 25 - 2*extra
 	for i := range s.shards {
 		sh := &s.shards[i]
+		sh.mu.RLock()
+		volatile := sh.volatile
+		sh.mu.RUnlock()
+		if volatile == 0 {
+			continue
+		}
+		_, held := s.enter(i, true) // the expirer holds no other: it may wait
 		l := s.lockShard(sh)
 		for sh.volatile > 0 {
 			sampled, expired := s.expireStep(sh, s.now(), sample)
@@ -58,6 +70,7 @@ func (s *Store) activeExpire(budget time.Duration) {
 			}
 		}
 		s.unlock(l)
+		s.leave(i, held)
 		if time.Now().After(deadline) {
 			return
 		}
@@ -89,8 +102,9 @@ func (s *Store) expireStep(sh *shard, now int64, sample int) (sampled, expired i
 	return sampled, expired
 }
 
-// purgeExpired deletes every expired key of sh (write-locked) unless the shard's lower
-// bound on expiry times shows there is none, and recomputes that bound.
+// purgeExpired deletes every expired key of sh (write-locked, entered in the deletion
+// log: purgeShard) unless the shard's lower bound on expiry times shows there is none,
+// and recomputes that bound.
 func (s *Store) purgeExpired(sh *shard, now int64) {
 	if sh.nextExpiry == 0 || now <= sh.nextExpiry {
 		return
@@ -121,4 +135,23 @@ func (s *Store) purgeExpired(sh *shard, now int64) {
 // needsPurge reports, under at least a read lock, whether sh may hold expired keys.
 func (sh *shard) needsPurge(now int64) bool {
 	return sh.nextExpiry != 0 && now > sh.nextExpiry
+}
+
+// purgeShard purges shard i if the deletion log lets it without waiting (the caller
+// may run inside a write that holds other shard indexes), and reports whether it did.
+// A replica purges nothing.
+func (s *Store) purgeShard(i int, now int64) bool {
+	if s.replica() {
+		return false
+	}
+	ok, held := s.enter(i, false)
+	if !ok {
+		return false
+	}
+	sh := &s.shards[i]
+	l := s.lockShard(sh)
+	s.purgeExpired(sh, now)
+	s.unlock(l)
+	s.leave(i, held)
+	return true
 }

@@ -51,10 +51,11 @@ func (s *Store) SetRemoveHook(fn RemoveHook) {
 	removeHooks.count.Store(int32(len(next)))
 }
 
-// removedOnItsOwn tells the group's hook, if any, that the entry id of sh
-// (write-locked) is about to be removed. Call it before sh.remove, while
+// removedOnItsOwn tells the group's hook and deletion log, if any, that
+// the entry id of sh (write-locked) is about to be removed. Call it before sh.remove, while
 // the key's bytes are still there.
 func (s *Store) removedOnItsOwn(sh *shard, id int, evicted bool) {
+	s.logDeletion(sh, id, evicted)
 	if removeHooks.count.Load() == 0 {
 		return
 	}
@@ -69,7 +70,10 @@ func (s *Store) removedOnItsOwn(sh *shard, id int, evicted bool) {
 
 // ReclaimExpired removes key if its TTL has run out and reports whether
 // it did: a lookup by a command would have found it expired. The hook is
-// not told: the caller reports it. A key that is missing or alive costs a
+// not told: the caller reports it; the deletion log is, as for a write's
+// own lookup (the caller holds the key's shard index in its sense). It
+// deletes also on a replica: what a write of a replica's own client does,
+// as Redis's writable replicas. A key that is missing or alive costs a
 // read lock.
 func (s *Store) ReclaimExpired(key []byte) bool {
 	h := s.hash(key)
@@ -80,15 +84,7 @@ func (s *Store) ReclaimExpired(key []byte) bool {
 	if !expired {
 		return false
 	}
-	l := s.lockShard(sh)
-	defer s.unlock(l)
-	slot, id := sh.find(uint32(h), key)
-	if id < 0 || !sh.entries[id].expired(s.nowIfVolatile(&sh.entries[id])) {
-		return false // another goroutine got there first
-	}
-	sh.remove(slot, id)
-	s.expiredKeys.Add(1)
-	return true
+	return s.removeExpired(sh, uint32(h), key)
 }
 
 // DelEach deletes keys as Del does and sets deleted[i] for each key i that

@@ -133,10 +133,9 @@ func (s *Store) RandomKey() ([]byte, bool) {
 	// Sparse or mostly expired keyspace: purge and walk the shards from a random one.
 	start := rand.IntN(len(s.shards))
 	for j := range s.shards {
-		sh := &s.shards[(start+j)%len(s.shards)]
-		l := s.lockShard(sh)
-		s.purgeExpired(sh, now)
-		s.unlock(l)
+		i := (start + j) % len(s.shards)
+		sh := &s.shards[i]
+		s.purgeShard(i, now)
 		if k, ok := s.randomIn(sh, now, len(sh.entries)*4+8); ok {
 			return k, true
 		}
@@ -161,23 +160,43 @@ func (s *Store) randomIn(sh *shard, now int64, tries int) ([]byte, bool) {
 }
 
 // DBSize returns the number of live keys. Shards that may hold expired keys are purged
-// first, so the count never includes a key Get would not return.
+// first, so the count never includes a key Get would not return; a shard the deletion
+// log does not let it purge now has its live keys counted instead. On a replica it
+// counts every key held, expired or not, as Redis's replicas do (the primary's DEL
+// removes them).
 func (s *Store) DBSize() int {
 	now := s.now()
+	replica := s.replica()
 	n := 0
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.RLock()
-		if !sh.needsPurge(now) {
+		if replica || !sh.needsPurge(now) {
 			n += sh.count
 			sh.mu.RUnlock()
 			continue
 		}
 		sh.mu.RUnlock()
-		l := s.lockShard(sh)
-		s.purgeExpired(sh, now)
-		n += sh.count
-		s.unlock(l)
+		if s.purgeShard(i, now) {
+			sh.mu.RLock()
+			n += sh.count
+			sh.mu.RUnlock()
+			continue
+		}
+		n += countUnexpired(sh, now)
+	}
+	return n
+}
+
+// countUnexpired counts the keys of sh that have not expired at now.
+func countUnexpired(sh *shard, now int64) int {
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	n := 0
+	for id := range sh.entries {
+		if e := &sh.entries[id]; e.kind() != kindFree && !e.expired(now) {
+			n++
+		}
 	}
 	return n
 }

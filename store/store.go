@@ -166,10 +166,14 @@ func (s *Store) account(delta int64) {
 	}
 }
 
-// lookupWrite finds key under sh's write lock, reclaiming it if expired.
+// lookupWrite finds key under sh's write lock, reclaiming it if expired
+// (and logging that, as the write's own: deletions.go). On a replica an
+// expired key is found as it is: the primary's writes never find a key
+// expired, and it deletes its keys itself.
 func (s *Store) lookupWrite(sh *shard, h uint32, key []byte) (slot, id int) {
 	slot, id = sh.find(h, key)
-	if id >= 0 && sh.entries[id].expired(s.nowIfVolatile(&sh.entries[id])) {
+	if id >= 0 && sh.entries[id].expired(s.nowIfVolatile(&sh.entries[id])) && !s.replica() {
+		s.logDeletion(sh, id, false)
 		sh.remove(slot, id)
 		s.expiredKeys.Add(1)
 		return -1, -1
@@ -255,11 +259,21 @@ func (s *Store) liveIn(sh *shard, h uint32, key []byte, now *int64) *entry {
 	return e
 }
 
-// reclaim deletes key if it is (still) expired; used after a read saw it expired.
+// reclaim deletes key if it is (still) expired; used after a read saw it
+// expired. It enters the deletion log without waiting (a read may run
+// inside a write that holds other shard indexes) and leaves the key when
+// refused; on a replica it leaves it to the primary.
 func (s *Store) reclaim(sh *shard, h uint32, key []byte) {
-	l := s.lockShard(sh)
-	s.lookupWrite(sh, h, key)
-	s.unlock(l)
+	if s.replica() {
+		return
+	}
+	i := s.shardIndexOf(s.hash(key))
+	ok, held := s.enter(i, false)
+	if !ok {
+		return
+	}
+	s.removeExpired(sh, h, key)
+	s.leave(i, held)
 }
 
 // shardLock is a shard held under its write lock together with the memory it used
