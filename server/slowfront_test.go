@@ -50,9 +50,11 @@ func TestSlowReadersOnTheFrontsCostTheHighWaterMark(t *testing.T) {
 		t.Errorf("the loops hold %d bytes off the heap for two stalled clients: their output did not move to the backlog", held)
 	}
 	t.Logf("held for two stalled clients: %d bytes", held)
-	_ = hc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	// Deadlines per response: they catch a stall, not a slow machine
+	// (100 MB under -race on a loaded CI machine took over a minute).
 	rd := bufio.NewReader(hc)
 	for i := 0; i < n; i++ {
+		_ = hc.SetReadDeadline(time.Now().Add(30 * time.Second))
 		resp, err := http.ReadResponse(rd, nil)
 		if err != nil {
 			t.Fatalf("HTTP response %d: %v", i, err)
@@ -63,10 +65,10 @@ func TestSlowReadersOnTheFrontsCostTheHighWaterMark(t *testing.T) {
 			t.Fatalf("HTTP response %d: %d, %d bytes, %v", i, resp.StatusCode, len(body), err)
 		}
 	}
-	_ = fc.SetReadDeadline(time.Now().Add(60 * time.Second))
 	frd := bufio.NewReaderSize(fc, 1<<20)
 	var dec frame.Decoder
 	for i := 0; i < n; i++ {
+		_ = fc.SetReadDeadline(time.Now().Add(30 * time.Second))
 		buf := make([]byte, frame.ResponseHeaderLen, frame.ResponseHeaderLen+len(value))
 		if _, err := io.ReadFull(frd, buf); err != nil {
 			t.Fatalf("frame response %d: %v", i, err)
