@@ -57,19 +57,28 @@ func (s *Store) replica() bool {
 	return l != nil && l.Replica()
 }
 
+// entered is a deletion that enter let go on: leave ends it with the log
+// enter asked, even if SetDeletionLog changed it meanwhile.
+type entered struct {
+	log  *DeletionLog
+	i    int
+	held bool
+}
+
 // enter asks the deletion log, if any, before a deletion in shard i.
-func (s *Store) enter(i int, wait bool) (ok, held bool) {
+func (s *Store) enter(i int, wait bool) (entered, bool) {
 	l := s.g.deletions.Load()
 	if l == nil {
-		return true, false
+		return entered{}, true
 	}
-	return l.Enter(i, wait)
+	ok, held := l.Enter(i, wait)
+	return entered{l, i, held}, ok
 }
 
 // leave ends enter.
-func (s *Store) leave(i int, held bool) {
-	if l := s.g.deletions.Load(); l != nil {
-		l.Leave(i, held)
+func (s *Store) leave(e entered) {
+	if e.log != nil {
+		e.log.Leave(e.i, e.held)
 	}
 }
 
@@ -97,13 +106,12 @@ func (s *Store) ReclaimExpiredRead(key []byte) bool {
 	if !expired || s.replica() {
 		return false
 	}
-	i := s.shardIndexOf(h)
-	ok, held := s.enter(i, false)
+	e, ok := s.enter(s.shardIndexOf(h), false)
 	if !ok {
 		return false
 	}
 	done := s.removeExpired(sh, uint32(h), key)
-	s.leave(i, held)
+	s.leave(e)
 	return done
 }
 

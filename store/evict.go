@@ -136,7 +136,7 @@ func (s *Store) evictCandidate(p Policy, best *evictCandidate) bool {
 // entered without waiting, since the write that evicts holds shard
 // indexes of its own.
 func (s *Store) evict(c *evictCandidate) bool {
-	ok, held := s.enter(c.shard, false)
+	en, ok := s.enter(c.shard, false)
 	if !ok {
 		return false
 	}
@@ -148,7 +148,7 @@ func (s *Store) evict(c *evictCandidate) bool {
 		s.evictedKeys.Add(1)
 	}
 	s.unlock(l)
-	s.leave(c.shard, held)
+	s.leave(en)
 	return true
 }
 

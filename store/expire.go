@@ -61,7 +61,7 @@ func (s *Store) activeExpire(budget time.Duration) {
 		if volatile == 0 {
 			continue
 		}
-		_, held := s.enter(i, true) // the expirer holds no other: it may wait
+		e, _ := s.enter(i, true) // the expirer holds no other: it may wait
 		l := s.lockShard(sh)
 		for sh.volatile > 0 {
 			sampled, expired := s.expireStep(sh, s.now(), sample)
@@ -70,7 +70,7 @@ func (s *Store) activeExpire(budget time.Duration) {
 			}
 		}
 		s.unlock(l)
-		s.leave(i, held)
+		s.leave(e)
 		if time.Now().After(deadline) {
 			return
 		}
@@ -144,7 +144,7 @@ func (s *Store) purgeShard(i int, now int64) bool {
 	if s.replica() {
 		return false
 	}
-	ok, held := s.enter(i, false)
+	e, ok := s.enter(i, false)
 	if !ok {
 		return false
 	}
@@ -152,6 +152,6 @@ func (s *Store) purgeShard(i int, now int64) bool {
 	l := s.lockShard(sh)
 	s.purgeExpired(sh, now)
 	s.unlock(l)
-	s.leave(i, held)
+	s.leave(e)
 	return true
 }

@@ -267,13 +267,12 @@ func (s *Store) reclaim(sh *shard, h uint32, key []byte) {
 	if s.replica() {
 		return
 	}
-	i := s.shardIndexOf(s.hash(key))
-	ok, held := s.enter(i, false)
+	e, ok := s.enter(s.shardIndexOf(s.hash(key)), false)
 	if !ok {
 		return
 	}
 	s.removeExpired(sh, h, key)
-	s.leave(i, held)
+	s.leave(e)
 }
 
 // shardLock is a shard held under its write lock together with the memory it used
