@@ -68,6 +68,7 @@ func Params() []Param {
 		{Name: "hash-max-listpack-entries", Aliases: []string{"hash-max-ziplist-entries"}, Kind: Int(0, math.MaxInt64), Default: "512", RunTime: true, Usage: "a hash with more fields than this leaves the listpack encoding"},
 		{Name: "hash-max-listpack-value", Aliases: []string{"hash-max-ziplist-value"}, Kind: Int(0, 255), Default: "64", RunTime: true, Usage: "a hash with a longer field or value leaves the listpack encoding"},
 		{Name: "set-max-intset-entries", Kind: Int(0, math.MaxInt64), Default: "512", RunTime: true, Usage: "a set of integers with more members than this leaves the intset encoding"},
+		{Name: "hll-sparse-max-bytes", Kind: Memory(0, math.MaxInt64), Default: "3000", RunTime: true, Usage: "a sparse HyperLogLog that would grow past this many bytes turns dense"},
 		{Name: "zset-max-listpack-entries", Aliases: []string{"zset-max-ziplist-entries"}, Kind: Int(0, math.MaxInt64), Default: "128", RunTime: true, Usage: "a sorted set with more members than this leaves the listpack encoding"},
 		{Name: "zset-max-listpack-value", Aliases: []string{"zset-max-ziplist-value"}, Kind: Int(0, 255), Default: "64", RunTime: true, Usage: "a sorted set with a longer member leaves the listpack encoding"},
 		{Name: "list-max-listpack-size", Aliases: []string{"list-max-ziplist-size"}, Kind: Checked(Int(-5, 32767), nonZero), Default: "-2", RunTime: true, Usage: "a list node's size: -1..-5 for 4..64 KiB, or a count of elements (each node still at most 8 KiB)"},
@@ -261,7 +262,6 @@ func inertParams() []Param {
 		{"repl-diskless-sync-max-replicas", Int(0, math.MaxInt32), "0", "Shoal has no replicas yet (the replication issue)"},
 		{"repl-diskless-load", Enum("disabled", "on-empty-db", "swapdb"), "disabled", "Shoal is not a replica yet (the replication issue)"},
 		{"repl-disable-tcp-nodelay", no, "no", "Shoal has no replicas yet (the replication issue)"},
-		{"hll-sparse-max-bytes", Int(0, math.MaxInt64), "3000", "Shoal has no HyperLogLog yet (compatibility II)"},
 		{"stream-node-max-bytes", Memory(0, math.MaxInt64), "4096", "Shoal has no streams yet (compatibility II)"},
 		{"stream-node-max-entries", Int(0, math.MaxInt64), "100", "Shoal has no streams yet (compatibility II)"},
 	}
