@@ -91,12 +91,7 @@ func cmdPFAdd(h *Handler, cl *client, args [][]byte) {
 		}
 		return v
 	})
-	switch {
-	case err != nil:
-		cl.writeError(err.Error())
-		return
-	case errText != "":
-		cl.writeError(errText)
+	if cl.writeFailure(err, errText) {
 		return
 	}
 	cl.writeInt(boolInt(updated))
@@ -163,12 +158,7 @@ func cmdPFCount(h *Handler, cl *client, args [][]byte) {
 			return nil
 		})
 	}
-	switch {
-	case err != nil:
-		cl.writeError(err.Error())
-	case errText != "":
-		cl.writeError(errText)
-	default:
+	if !cl.writeFailure(err, errText) {
 		cl.writeInt(int64(card))
 	}
 }
@@ -250,12 +240,7 @@ func cmdPFMerge(h *Handler, cl *client, args [][]byte) {
 		hllInvalidateCache(v)
 		return v
 	})
-	switch {
-	case err != nil:
-		cl.writeError(err.Error())
-		return
-	case errText != "":
-		cl.writeError(errText)
+	if cl.writeFailure(err, errText) {
 		return
 	}
 	cl.writeOK()
@@ -317,12 +302,21 @@ func cmdPFDebug(h *Handler, cl *client, args [][]byte) {
 		}
 		return nil
 	})
+	cl.writeFailure(err, errText)
+}
+
+// writeFailure writes the store's error, or else errText, the error a
+// command found inside a store callback; false if there is neither.
+func (cl *client) writeFailure(err error, errText string) bool {
 	switch {
 	case err != nil:
 		cl.writeError(err.Error())
 	case errText != "":
 		cl.writeError(errText)
+	default:
+		return false
 	}
+	return true
 }
 
 // decodeSparse is PFDEBUG DECODE: the opcodes of sparse HLL v as text.

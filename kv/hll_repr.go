@@ -172,31 +172,40 @@ func sparseOp(v []byte, p int) (run, val, size int) {
 	}
 }
 
+// walkSparse calls visit for each VAL run of sparse HLL v (registers
+// first..first+run-1 hold val) and reports whether the opcodes cover
+// exactly 16384 registers. A VAL past the end stops it as corrupt:
+// redis-server 7.0.15 as shipped refuses it even when the registers before
+// it come to exactly 16384.
+func walkSparse(v []byte, visit func(first, run int, val uint8)) bool {
+	idx := 0
+	for p := hllHeaderSize; p < len(v); {
+		run, val, size := sparseOp(v, p)
+		p += size
+		if val != 0 {
+			if idx+run > hllRegisters {
+				return false
+			}
+			visit(idx, run, uint8(val))
+		}
+		idx += run
+	}
+	return idx == hllRegisters
+}
+
 // sparseToDense returns the dense form of sparse HLL v, its header (and
-// cache) kept, or false when the opcodes do not cover exactly 16384
-// registers.
+// cache) kept, or false when its opcodes are corrupt.
 func sparseToDense(v []byte) ([]byte, bool) {
 	d := make([]byte, hllDenseSize)
 	copy(d, v[:hllHeaderSize])
 	d[4] = hllDense
 	regs := d[hllHeaderSize:]
-	idx := 0
-	for p := hllHeaderSize; p < len(v); {
-		run, val, size := sparseOp(v, p)
-		p += size
-		if val == 0 {
-			idx += run
-			continue
+	ok := walkSparse(v, func(first, run int, val uint8) {
+		for i := first; i < first+run; i++ {
+			setDenseRegister(regs, i, val)
 		}
-		if idx+run > hllRegisters {
-			return d, false // redis-server 7.0.15 as shipped refuses this even at exactly 16384
-		}
-		for range run {
-			setDenseRegister(regs, idx, uint8(val))
-			idx++
-		}
-	}
-	return d, idx == hllRegisters
+	})
+	return d, ok
 }
 
 // sparseSet raises register index of sparse HLL v to count, and returns
@@ -352,23 +361,11 @@ func hllMergeInto(maxRegs *[hllRegisters]uint8, v []byte) bool {
 		}
 		return true
 	}
-	i := 0
-	for p := hllHeaderSize; p < len(v); {
-		run, val, size := sparseOp(v, p)
-		p += size
-		if val == 0 {
-			i += run
-			continue
+	return walkSparse(v, func(first, run int, val uint8) {
+		for i := first; i < first+run; i++ {
+			maxRegs[i] = max(maxRegs[i], val)
 		}
-		if i+run > hllRegisters {
-			return false
-		}
-		for range run {
-			maxRegs[i] = max(maxRegs[i], uint8(val))
-			i++
-		}
-	}
-	return i == hllRegisters
+	})
 }
 
 // hllEstimate is Redis 7's cardinality estimate from a register histogram
