@@ -36,6 +36,16 @@ func Params() []Param {
 		{Name: "shutdown-timeout", Kind: Duration(time.Millisecond), Default: "30s", Usage: "how long SIGTERM waits for replies to drain"},
 		{Name: "pprof-addr", Kind: Text(nil), Default: "", Usage: "serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (empty: off)"},
 
+		// TLS, as redis-server configures it (cmd/shoal/tls.go).
+		{Name: "tls-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port on --bind that serves RESP over TLS (0: off; with --port 0, the only one)"},
+		{Name: "tls-cert-file", Kind: Text(nil), Default: "", RunTime: true, Usage: "PEM certificate (chain) of the TLS port; CONFIG SET reloads it"},
+		{Name: "tls-key-file", Kind: Text(nil), Default: "", RunTime: true, Usage: "PEM private key of tls-cert-file, unencrypted; CONFIG SET reloads it"},
+		{Name: "tls-ca-cert-file", Kind: Text(nil), Default: "", Usage: "PEM CA certificates that sign the clients' certificates"},
+		{Name: "tls-ca-cert-dir", Kind: Text(nil), Default: "", Usage: "a directory of PEM CA certificates that sign the clients' certificates"},
+		{Name: "tls-auth-clients", Kind: Enum("yes", "no", "optional"), Default: "yes", Usage: "clients must present a certificate the CAs signed (yes), may (optional), or are not asked (no)"},
+		{Name: "tls-protocols", Kind: Text(nil), Default: "", Usage: "TLS versions, e.g. \"TLSv1.2 TLSv1.3\" (empty: those two)"},
+		{Name: "tls-session-caching", Kind: YesNo, Default: "yes", Usage: "resume TLS sessions with tickets (no: a full handshake each connection)"},
+
 		// Clients and logging (package kv).
 		{Name: "requirepass", Kind: Text(nil), Default: "", RunTime: true, Usage: "password clients must AUTH with (empty: none)"},
 		{Name: "protected-mode", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: without a password, refuse clients from other hosts (as Redis)"},

@@ -122,6 +122,9 @@ func parseConfig(args []string, getenv func(string) string) (*config.Table, erro
 	if httpPort != 0 && (httpPort == port || httpPort == framePort) || framePort != 0 && framePort == port {
 		return nil, fmt.Errorf("--port %d, --http-port %d and --frame-port %d must differ", port, httpPort, framePort)
 	}
+	if err := checkTLSPort(params); err != nil {
+		return nil, err
+	}
 	if params.Get("engine") == "gnet" && (httpPort != 0 || framePort != 0) {
 		return nil, errors.New("--http-port and --frame-port need --engine native: the gnet engine serves one address")
 	}
@@ -255,9 +258,14 @@ func run(params *config.Table) error {
 	for _, a := range addrs[1:] {
 		listeners = append(listeners, eventloop.Listener{Addr: net.JoinHostPort(a, port), Handler: edge, RejectMessage: []byte(errMaxClients)})
 	}
+	mainAddr, mainTLS, listeners, err := withTLSPort(params, bind, net.JoinHostPort(bind, port), listeners, edge)
+	if err != nil {
+		return err
+	}
 	srv, err := eventloop.NewServer(edge, eventloop.Options{
 		Engine:           engines[engine],
-		Addr:             net.JoinHostPort(bind, port),
+		Addr:             mainAddr,
+		TLSConfig:        mainTLS,
 		Loops:            int(params.Int("loops")),
 		Balancer:         balancers[balancer](),
 		MaxConns:         maxClients,
