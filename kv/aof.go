@@ -165,7 +165,7 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	cmd.fn(h, cl, args)
 	// The keys its lookups found expired, and those it evicted from its
 	// own shards, are deleted before what it did (expiry_log.go).
-	h.flushDeletions(cl.aof.stripes...)
+	h.flushDeletionsOf(cl)
 	reply := cl.out[start:]
 	if len(reply) == 0 || reply[0] == '-' {
 		return

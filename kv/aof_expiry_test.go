@@ -78,14 +78,14 @@ func delRecord(name, key string) string {
 // TestAOFLogsDeletionsOfExpiredKeys: every key Shoal deletes because its
 // TTL ran out is logged as DEL, as Redis 7.0 logs it: met by a read (GET),
 // by a write that then does nothing (SET XX), by a command of a
-// transaction (inside its MULTI/EXEC or before it), by the active cycle,
+// transaction (inside its MULTI/EXEC, as Redis puts it), by the active cycle,
 // and as UNLINK with lazyfree-lazy-expire yes; a write that recreates an
 // expired key follows its DEL. The file then loads to the same data set.
 func TestAOFLogsDeletionsOfExpiredKeys(t *testing.T) {
 	s := startPersistentWith(t, filepath.Join(t.TempDir(), "appendonly.aof"), aof.FsyncAlways, "--enable-debug-command", "yes")
 	c := dialRaw(t, s.addr)
 	doAll(t, c, [][]string{{"DEBUG", "SET-ACTIVE-EXPIRE", "0"}, {"SET", "keep", "1"}})
-	for _, k := range []string{"read", "write", "multi", "again"} {
+	for _, k := range []string{"read", "write", "multi", "first", "again"} {
 		doAll(t, c, [][]string{{"SET", k, "old", "PX", "30"}})
 	}
 	waitFor(t, "the keys' TTL ran out", func() bool { return c.Do("PTTL", "again") == ":-2\r\n" })
@@ -96,6 +96,7 @@ func TestAOFLogsDeletionsOfExpiredKeys(t *testing.T) {
 	for _, step := range [][2]string{
 		{"GET read", "$-1\r\n"}, {"SET write new XX", "$-1\r\n"},
 		{"MULTI", "+OK\r\n"}, {"SET x 1", "+QUEUED\r\n"}, {"INCR multi", "+QUEUED\r\n"}, {"EXEC", "*2\r\n+OK\r\n:1\r\n"},
+		{"MULTI", "+OK\r\n"}, {"SET first new XX", "+QUEUED\r\n"}, {"SET y 1", "+QUEUED\r\n"}, {"EXEC", "*2\r\n$-1\r\n+OK\r\n"},
 		{"SET again new", "+OK\r\n"},
 	} {
 		if got := c.Do(strings.Fields(step[0])...); got != step[1] {
@@ -106,6 +107,7 @@ func TestAOFLogsDeletionsOfExpiredKeys(t *testing.T) {
 	for _, want := range []string{
 		delRecord("DEL", "read"), delRecord("DEL", "write"),
 		"*1 $5 MULTI *3 $3 SET $1 x $1 1 " + delRecord("DEL", "multi"),
+		"*1 $5 MULTI " + delRecord("DEL", "first") + "*3 $3 SET $1 y $1 1 *1 $4 EXEC ",
 		delRecord("DEL", "again") + "*3 $3 SET $5 again $3 new ",
 	} {
 		if !strings.Contains(log, want) {
@@ -126,7 +128,7 @@ func TestAOFLogsDeletionsOfExpiredKeys(t *testing.T) {
 		t.Errorf("CONFIG GET lazyfree-lazy-expire = %q", got)
 	}
 	before := keyspace(t, s.addr)
-	checkKeyspace(t, s.restart(t).addr, before, 4) // keep, x, multi, again
+	checkKeyspace(t, s.restart(t).addr, before, 5) // keep, x, multi, y, again
 }
 
 // TestAOFLogsEvictions: keys evicted under maxmemory are logged as DEL

@@ -44,6 +44,7 @@ type deletionLog struct {
 // appended. Only the stripe's holder appends to and takes from it; mu
 // keeps a deletion made while logging was being switched on safe.
 type pendingDeletions struct {
+	n     atomic.Int32 // len(dbs), for a test without mu
 	mu    sync.Mutex
 	recs  []byte
 	dbs   []deletionRecord
@@ -137,6 +138,7 @@ func (h *Handler) storeDeleted(s *store.Store, key []byte, evicted bool) {
 	p.mu.Lock()
 	p.recs = aof.AppendCommand(p.recs, name, key)
 	p.dbs = append(p.dbs, deletionRecord{db: db, end: len(p.recs)})
+	p.n.Store(int32(len(p.dbs)))
 	p.mu.Unlock()
 }
 
@@ -146,14 +148,17 @@ func (h *Handler) storeDeleted(s *store.Store, key []byte, evicted bool) {
 func (h *Handler) flushDeletions(stripes ...int) {
 	for _, i := range stripes {
 		p := &h.dels.pending[i]
-		p.mu.Lock()
-		if len(p.dbs) == 0 {
-			p.mu.Unlock()
+		if p.n.Load() == 0 {
 			continue
 		}
+		p.mu.Lock()
 		recs, dbs := p.recs, p.dbs
 		p.recs, p.dbs = p.spare[:0], nil
+		p.n.Store(0)
 		p.mu.Unlock()
+		if len(dbs) == 0 {
+			continue
+		}
 		h.appendDeletions(recs, dbs)
 		p.mu.Lock()
 		if p.dbs == nil {
@@ -164,13 +169,37 @@ func (h *Handler) flushDeletions(stripes ...int) {
 	}
 }
 
-// appendDeletions appends records to the file, if any, and the stream.
+// flushDeletionsOf is flushDeletions for a client's write, under its
+// stripes: in an EXEC or a script, the deletions go after the MULTI that
+// opens its records, as Redis puts them.
+func (h *Handler) flushDeletionsOf(cl *client) {
+	pending := false
+	for _, i := range cl.aof.stripes {
+		if h.dels.pending[i].n.Load() != 0 {
+			pending = true
+			break
+		}
+	}
+	if !pending {
+		return
+	}
+	if multi := cl.execLogPrefix(); multi != nil {
+		h.appendDeletions(multi, []deletionRecord{{db: -1, end: len(multi)}})
+	}
+	h.flushDeletions(cl.aof.stripes...)
+}
+
+// appendDeletions appends records to the file, if any, and the stream; a
+// record of db -1 (MULTI) is of no database.
 func (h *Handler) appendDeletions(recs []byte, dbs []deletionRecord) {
 	if h.dels.on.Load() {
 		buf := h.aof.Begin()
 		start := 0
 		for _, r := range dbs {
-			buf = append(h.aof.Select(buf, r.db), recs[start:r.end]...)
+			if r.db >= 0 {
+				buf = h.aof.Select(buf, r.db)
+			}
+			buf = append(buf, recs[start:r.end]...)
 			start = r.end
 		}
 		// Wakes the writer. Nobody waits: under appendfsync always the
