@@ -93,7 +93,6 @@ type replica struct {
 // Redis's texts.
 const (
 	errNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
-	errChained      = "ERR this server is a replica: Shoal does not serve replicas of a replica (chained replication) yet"
 	errWaitReplica  = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."
 )
 
@@ -138,9 +137,10 @@ func (h *Handler) startFeeding() {
 }
 
 // feedStream appends a write's record of database db to the stream:
-// callLogged calls it under the write's stripes. db -1 is a record of no database (EXEC). A server that is
-// itself a replica does not feed its own stream (chained replicas are not
-// served).
+// callLogged calls it under the write's stripes. db -1 is a record of no
+// database (EXEC). A server that is itself a replica does not feed its own
+// writes (those of a writable replica stay local, as in Redis 4+): its
+// stream is its primary's (masterLink.forward).
 func (h *Handler) feedStream(db int, rec []byte) { h.feedRecords(db, nil, rec) }
 
 // feedRecords is feedStream with multi (MULTI, or nothing) before rec.
@@ -186,6 +186,25 @@ func (p *primarySide) appendLocked(h *Handler, b []byte) {
 			r.pending = append(r.pending, b...)
 		}
 	}
+}
+
+// dropReplicas disconnects every replica of h, with why in the log: when h
+// becomes a replica or is promoted, as Redis 7.0 drops them so that they
+// reconnect and learn the new history.
+func (h *Handler) dropReplicas(why error) {
+	p := &h.primary
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.replicas) == 0 {
+		return
+	}
+	for _, r := range p.replicas {
+		r.gone = true
+		h.opts.Logger.Info("replica dropped", "addr", replicaName(r), "reason", why)
+		r.cl.abort(why)
+	}
+	p.replicas = nil
+	p.emptySince = time.Now()
 }
 
 // newMark returns the 40 characters that end a diskless snapshot.
@@ -339,12 +358,7 @@ func cmdPSync(h *Handler, cl *client, args [][]byte) {
 		cl.writeError("ERR SYNC needs a connection")
 		return
 	}
-	switch h.repl.state.Load() {
-	case linkNone:
-	case linkConnected:
-		cl.writeError(errChained)
-		return
-	default:
+	if st := h.repl.state.Load(); st != linkNone && st != linkConnected {
 		cl.writeError(errNoMasterLink)
 		return
 	}

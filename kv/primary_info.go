@@ -12,7 +12,11 @@ import (
 // WAIT, and the primary's part of ROLE and INFO replication, with Redis's
 // formats.
 
-var errNowReplica = errors.New("the server became a replica: its replicas are dropped")
+var (
+	errNowReplica = errors.New("the server became a replica: its replicas are dropped")
+	errPromoted   = errors.New("the server was promoted: its replicas reconnect to learn the new replication ID")
+	errNewHistory = errors.New("the primary's replication ID changed: the replicas reconnect to follow it")
+)
 
 // replWait is a parked WAIT.
 type replWait struct {

@@ -32,8 +32,12 @@ type syncSnapshot struct {
 	copied  []bool     // per shard; element i guarded by stripe i
 	parts   [][][]byte // per shard, per database (index in dbs): the encoded keys
 	onWrite atomic.Int64
-	errMu   sync.Mutex
-	err     error // the first encoding error, of any shard
+
+	// The stream at the snapshot's instant: the history and offset it
+	// starts from, and the database its next record applies to.
+	repl  replSaveInfo
+	errMu sync.Mutex
+	err   error // the first encoding error, of any shard
 }
 
 // newSyncSnapshot records T0's databases; every stripe is held.
@@ -135,6 +139,10 @@ func (h *Handler) finishSnapshot(sn *syncSnapshot) ([]byte, error) {
 	_ = w.WriteAuxInt("redis-bits", strconv.IntSize)
 	_ = w.WriteAuxInt("ctime", time.Now().Unix())
 	_ = w.WriteAuxInt("used-mem", h.KeyspaceStats().UsedMemory)
+	// As Redis's rdbSaveInfoAuxFields for a replication payload: the
+	// database the stream has selected at the snapshot's offset, and the
+	// history, which a replica that saves the file resumes from.
+	sn.repl.writeAux(w)
 	_ = w.WriteAuxInt("aof-base", 0)
 	for _, code := range sn.libs {
 		_ = w.WriteFunction([]byte(code))

@@ -26,12 +26,18 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 	sn := h.newSyncSnapshot()
 	p.snapshot.Store(sn)
 	id, _, _ := h.replIDs()
+	if l := h.currentLink(); l != nil {
+		// A replica serving its primary's stream: the stream goes on in
+		// the database its primary last selected.
+		sn.repl.streamDB = int(l.cl.selected.Load())
+	}
 	p.mu.Lock()
 	offset := h.repl.offset.Load()
 	if p.backlog == nil {
 		p.backlog = repl.NewBacklog(int(p.backlogSize), offset)
 	}
 	p.db = -1 // the replica starts in database 0: the next record selects its own
+	sn.repl.id, sn.repl.offset = id, offset
 	r.ack.Store(offset)
 	r.ackAt.Store(time.Now().UnixMilli())
 	p.replicas = append(p.replicas, r)
@@ -167,13 +173,8 @@ func (h *Handler) pingReplicas(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if h.repl.state.Load() != linkNone {
-		// Became a replica: its own replicas would follow another
-		// history; drop them, as Redis does.
-		for _, r := range p.replicas {
-			r.gone = true
-			r.cl.abort(errNowReplica)
-		}
-		p.replicas = nil
+		// A replica: its replicas get its primary's pings, and it keeps
+		// its backlog, as Redis's replicas do.
 		return
 	}
 	if len(p.replicas) > 0 && now.Sub(p.lastPing) >= period {

@@ -77,7 +77,11 @@ const (
 // The primary side (serving PSYNC, the backlog, WAIT) builds on this state
 // as it is: a primary advances offset by the bytes it propagates, keeps
 // them in a backlog, and answers PSYNC id|id2 offset with +CONTINUE when
-// the offset is still in the backlog. Only the replica side exists now.
+// the offset is still in the backlog. A replica does the same with the
+// bytes of its primary's stream (masterLink.forward), so that it serves
+// replicas of its own and, once promoted, continues the history.
+//
+// Lock order: mu before primarySide.mu.
 type replication struct {
 	mu           sync.Mutex  // id, id2, secondOffset, host, port, link
 	id, id2      string      // 40 hex digits; id2 is repl.NoID without a previous history
@@ -98,6 +102,10 @@ type replication struct {
 
 	readOnly   atomic.Bool // replica-read-only
 	serveStale atomic.Bool // replica-serve-stale-data
+
+	savePause atomic.Int32 // snapshots being written that hold the link's stream back (repl_save.go)
+	fromFile  LoadStats    // the snapshot loaded at startup, whose history a replica resumes
+	resumeDB  int          // the database the next link's stream starts in, from fromFile
 }
 
 // newReplID returns a random replication ID.
@@ -141,6 +149,7 @@ func (h *Handler) bootReplication() {
 	if len(v) != 2 {
 		return
 	}
+	h.resumeFromFile() // repl_save.go
 	port, _ := strconv.Atoi(v[1])
 	h.setMaster(v[0], port)
 }
@@ -187,7 +196,7 @@ func (h *Handler) replicaRefuses(cl *client, cmd *command, g int32, counters *co
 
 func cmdReplicaOf(h *Handler, cl *client, args [][]byte) {
 	if ascii.EqualFold(args[1], "NO") && ascii.EqualFold(args[2], "ONE") {
-		if h.unsetMaster() {
+		if h.switchMaster(cl, "", 0) {
 			h.opts.Logger.Info("MASTER MODE enabled (user request)", "id", cl.id, "addr", cl.addr)
 		}
 		cl.writeOK()
@@ -207,19 +216,43 @@ func cmdReplicaOf(h *Handler, cl *client, args [][]byte) {
 		cl.writeStatus("OK Already connected to specified master")
 		return
 	}
-	h.setMaster(host, int(port))
+	h.switchMaster(cl, host, int(port))
 	h.opts.Logger.Info("REPLICAOF enabled (user request)", "primary", repl.Addr(host, int(port)), "id", cl.id, "addr", cl.addr)
 	cl.writeOK()
 }
 
+// switchMaster runs setMaster (host "": unsetMaster) for cl's REPLICAOF
+// with the world stopped, unless cl's EXEC stopped it already: the link
+// being replaced is then between two batches of the stream, so that the
+// history switches at the offset of a whole command, every command it
+// applied counted.
+func (h *Handler) switchMaster(cl *client, host string, port int) bool {
+	stopped := false
+	if !cl.inExec() {
+		stopped = h.stopWorld(cl)
+	}
+	defer h.resumeWorld(cl, stopped)
+	if host == "" {
+		return h.unsetMaster()
+	}
+	h.setMaster(host, port)
+	return true
+}
+
 // setMaster makes h a replica of host:port: the link to a previous primary
 // is dropped and a new one started. The data set and its history stay, so
-// the new primary may continue it (PSYNC id offset+1).
+// the new primary may continue it (PSYNC id offset+1). The replicas of h
+// are dropped, as Redis 7.0 drops them: they come back once h is
+// connected and continue from h's backlog, or sync in full if h's history
+// changed.
 func (h *Handler) setMaster(host string, port int) {
+	h.startFeeding() // the backlog and h's own replicas (primary.go)
 	r := &h.repl
 	r.mu.Lock()
 	old := r.link
 	link := newMasterLink(h, host, port, old)
+	link.cl.selected.Store(int32(r.resumeDB))
+	r.resumeDB = 0
 	r.host, r.port, r.link = host, port, link
 	r.downSince.Store(0)
 	r.state.Store(linkConnect)
@@ -228,13 +261,16 @@ func (h *Handler) setMaster(host string, port int) {
 	if old != nil {
 		old.stop()
 	}
+	h.dropReplicas(errNowReplica)
 	go link.run()
 }
 
 // unsetMaster makes h a primary again, keeping its data: the link stops
 // and the history gets a new ID, the old one kept as id2 up to the offset
-// reached, as Redis's shiftReplicationId. It reports whether h was a
-// replica.
+// reached, as Redis's shiftReplicationId. The backlog stays, so that the
+// other replicas of the old primary continue from h with +CONTINUE and
+// the new ID; h's own replicas are dropped to come back and learn it, as
+// Redis 7.0 does. It reports whether h was a replica.
 func (h *Handler) unsetMaster() bool {
 	r := &h.repl
 	r.mu.Lock()
@@ -247,8 +283,13 @@ func (h *Handler) unsetMaster() bool {
 	r.host, r.port, r.link = "", 0, nil
 	r.state.Store(linkNone)
 	r.id2, r.secondOffset, r.id = r.id, r.offset.Load()+1, newReplID()
+	p := &h.primary
+	p.mu.Lock()
+	p.db = -1 // h's first own write selects its database
+	p.mu.Unlock()
 	r.mu.Unlock()
 	h.updateReplGuard()
+	h.dropReplicas(errPromoted)
 	return true
 }
 
@@ -276,4 +317,12 @@ func (h *Handler) masterAddr() (string, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.host, r.port
+}
+
+// currentLink returns the link to the primary; nil on a primary.
+func (h *Handler) currentLink() *masterLink {
+	r := &h.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.link
 }

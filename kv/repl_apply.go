@@ -15,28 +15,42 @@ import (
 // client and returns how many bytes it consumed. The batch holds the exec
 // gate of the link's loopState, as a loop holds its own for a batch: an
 // EXEC elsewhere waits for it, and the primary's MULTI/EXEC stops the
-// loops. The offset counts each command's bytes once it ran; a
-// transaction's count when its EXEC ran, as Redis counts (so an ACK never
-// covers half a transaction). REPLCONF GETACK is answered here with the
-// offset before it.
+// loops. The bytes of each command that ran enter this node's own stream
+// (forward): the offset, the backlog and the replicas of this replica get
+// them verbatim, as Redis 4+ proxies its primary's stream, so that they
+// share the primary's history and offsets; a transaction's bytes go at
+// once when its EXEC ran, as Redis counts them (so an ACK never covers
+// half a transaction). REPLCONF GETACK is answered here with the offset
+// before it.
 func (l *masterLink) apply(conn *repl.Conn, in []byte) (int, error) {
-	h, r, cl := l.h, &l.h.repl, l.cl
+	h, cl := l.h, l.cl
 	gate := &cl.stats.gate
 	gate.enter()
 	defer gate.leave()
+	l.awaitSave(gate) // repl_save.go
 	used := 0
+	done := 0 // in[:done] is forwarded, or kept in l.tx
+	commit := func(end int) {
+		l.forward(in[done:end])
+		done = end
+	}
+	inMulti := func() bool { s := cl.sess.Load(); return s != nil && s.multi }
 	for used < len(in) && !l.stopped.Load() {
 		args, n, err := cl.parser.Parse(in[used:])
 		if errors.Is(err, resp.ErrIncomplete) {
 			break
 		}
 		if err != nil {
-			return used, fmt.Errorf("protocol error in the primary's stream at offset %d: %w", r.offset.Load()+l.pending, err)
+			commit(used)
+			return used, fmt.Errorf("protocol error in the primary's stream at offset %d: %w", h.repl.offset.Load()+int64(len(l.tx)), err)
 		}
 		used += n
 		switch {
 		case len(args) == 0:
 		case len(args) >= 2 && ascii.EqualFold(args[0], "REPLCONF") && ascii.EqualFold(args[1], "GETACK"):
+			if !inMulti() {
+				commit(used - n)
+			}
 			if err := l.ack(conn); err != nil {
 				return used, err
 			}
@@ -48,12 +62,12 @@ func (l *masterLink) apply(conn *repl.Conn, in []byte) (int, error) {
 				l.noteError(args[0], cl.out)
 			}
 		}
-		if s := cl.sess.Load(); s != nil && s.multi {
-			l.pending += int64(n)
-			continue
+		if !inMulti() {
+			commit(used)
 		}
-		r.offset.Add(l.pending + int64(n))
-		l.pending = 0
+	}
+	if done < used { // a transaction not yet ended: its bytes wait for its EXEC
+		l.tx = append(l.tx, in[done:used]...)
 	}
 	if cap(cl.out) > 64<<10 {
 		cl.out = nil
@@ -64,6 +78,30 @@ func (l *masterLink) apply(conn *repl.Conn, in []byte) (int, error) {
 	cl.batchCmds = 0
 	cl.lastActive.Store(h.clock.Load())
 	return used, nil
+}
+
+// forward adds the bytes of a transaction kept in l.tx, then b, to this
+// node's stream: its offset, its backlog and its own replicas
+// (primarySide.appendLocked), under the stream's lock, so that a PSYNC of
+// one of them sees the offset and the backlog agree.
+func (l *masterLink) forward(b []byte) {
+	if len(b) == 0 && len(l.tx) == 0 {
+		return
+	}
+	p := &l.h.primary
+	p.mu.Lock()
+	if len(l.tx) > 0 {
+		p.appendLocked(l.h, l.tx)
+	}
+	if len(b) > 0 {
+		p.appendLocked(l.h, b)
+	}
+	p.mu.Unlock()
+	if cap(l.tx) > 1<<20 {
+		l.tx = nil
+	} else {
+		l.tx = l.tx[:0]
+	}
 }
 
 // isPrimaryLink reports whether cl is the client a replica runs its
@@ -99,7 +137,7 @@ func (l *masterLink) resetClient() {
 	if s := cl.sess.Load(); s != nil {
 		l.h.endSession(cl, s)
 	}
-	l.pending = 0
+	l.tx = l.tx[:0]
 }
 
 // masterConn is the Conn of the primary's client: its replies go nowhere

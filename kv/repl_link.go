@@ -42,9 +42,10 @@ type masterLink struct {
 	connMu sync.Mutex
 	conn   *repl.Conn // the current connection, nil between attempts
 
-	cl      *client // the primary's client: its commands run as this client
-	pending int64   // bytes of a transaction applied but not yet counted (MULTI ... EXEC)
-	lastAck time.Time
+	cl       *client // the primary's client: its commands run as this client
+	tx       []byte  // the bytes of a transaction applied but not yet forwarded (MULTI ... EXEC)
+	streamDB int     // repl-stream-db of the last full sync's snapshot
+	lastAck  time.Time
 
 	errors      int64     // commands of the primary that answered errors since errorLogged
 	errorLogged time.Time // when noteError last logged
@@ -147,7 +148,11 @@ func (l *masterLink) session() error {
 	}
 	l.resetClient()
 	if resync.Full {
-		l.cl.selected.Store(0)
+		// The database the primary's stream had selected at the
+		// snapshot's offset (its repl-stream-db): 0 from a primary,
+		// which selects one before its next record, any from a replica
+		// serving its primary's stream.
+		l.cl.selected.Store(int32(l.streamDB))
 	}
 	// While connected the primary is a client of ours, as in Redis: CLIENT
 	// LIST shows it, CLIENT KILL TYPE master drops the link.
@@ -291,7 +296,20 @@ func (l *masterLink) fullSync(conn *repl.Conn, resync repl.Resync) error {
 	r.id, r.id2, r.secondOffset = resync.ID, repl.NoID, -1
 	r.offset.Store(resync.Offset)
 	r.readOffset.Store(resync.Offset)
+	// A new backlog from the primary's offset, as Redis's replica creates
+	// one after a full sync: the stream that follows enters it.
+	p := &h.primary
+	p.mu.Lock()
+	p.backlog = repl.NewBacklog(int(p.backlogSize), resync.Offset)
+	p.mu.Unlock()
 	r.mu.Unlock()
+	l.streamDB = st.ReplStreamDB
+	if l.streamDB < 0 || l.streamDB >= len(h.dbs) {
+		l.streamDB = 0
+	}
+	// This node's replicas followed the old data set: they come back and
+	// sync from the new one.
+	h.dropReplicas(errNewHistory)
 	log.Info("MASTER <-> REPLICA sync: finished with success", "bytes", n, "keys", st.Keys, "expired_skipped", st.Expired)
 	return nil
 }
@@ -305,11 +323,22 @@ func (l *masterLink) continued(resync repl.Resync) {
 	if r.link != l {
 		return
 	}
-	if resync.ID != "" && resync.ID != r.id {
+	newID := resync.ID != "" && resync.ID != r.id
+	if newID {
 		r.id2, r.secondOffset, r.id = r.id, r.offset.Load()+1, resync.ID
 	}
+	p := &l.h.primary
+	p.mu.Lock()
+	if p.backlog == nil { // restarted from a snapshot with its history (repl-id)
+		p.backlog = repl.NewBacklog(int(p.backlogSize), r.offset.Load())
+	}
+	p.mu.Unlock()
 	r.readOffset.Store(r.offset.Load())
 	l.h.opts.Logger.Info("MASTER <-> REPLICA sync: partial resynchronization accepted", "primary", l.addr(), "replid", r.id, "offset", r.offset.Load())
+	if newID {
+		// This node's replicas reconnect to learn the new ID (PSYNC2).
+		defer l.h.dropReplicas(errNewHistory)
+	}
 }
 
 // stream reads the primary's commands and applies them until the link

@@ -216,7 +216,7 @@ func cmdSave(h *Handler, cl *client, _ [][]byte) {
 		stopped = h.stopWorld(cl)
 	}
 	dirtyAt := s.dirty()
-	_, err := h.saveSnapshot()
+	_, err := h.saveSnapshot(true)
 	h.resumeWorld(cl, stopped)
 	if err != nil {
 		h.opts.Logger.Warn("SAVE failed", "err", err)
@@ -278,7 +278,7 @@ func (h *Handler) SaveForShutdown() (SaveStats, error) {
 	}
 	defer s.running.Store(false)
 	dirtyAt := s.dirty()
-	st, err := h.saveSnapshot()
+	st, err := h.saveSnapshot(false)
 	if err == nil {
 		s.saved(dirtyAt)
 	}
@@ -304,7 +304,7 @@ func (s *snapshots) startBackground() error {
 	dirtyAt := s.dirty()
 	s.h.opts.Logger.Info("background saving started")
 	go func() {
-		_, err := s.h.saveSnapshot()
+		_, err := s.h.saveSnapshot(false)
 		s.lastBGSec.Store(time.Now().Unix() - now.Unix()) // whole seconds, as Redis
 		if err != nil {
 			s.h.opts.Logger.Warn("background saving error", "err", err)

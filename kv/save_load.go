@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/shoalkv/shoal/rdb"
+	"github.com/shoalkv/shoal/repl"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -19,6 +21,14 @@ type LoadStats struct {
 	Libs    int   // function libraries loaded
 	Version int   // the file's RDB version
 	Bytes   int64
+
+	// The replication aux fields, as Redis 7.0 writes them in a file a
+	// replica saves and in a full sync's payload: the history the data
+	// set follows (ReplID "" when absent), the offset in it, and the
+	// database the primary's stream had selected at that offset.
+	ReplID       string
+	ReplOffset   int64
+	ReplStreamDB int
 }
 
 // LoadRDB loads the snapshot at path into an empty keyspace, before
@@ -28,6 +38,15 @@ type LoadStats struct {
 // unwraps from it); what was loaded before it stays, for the caller to
 // discard by not serving.
 func (h *Handler) LoadRDB(path string) (LoadStats, error) {
+	st, err := h.loadRDB(path)
+	if err == nil {
+		h.repl.fromFile = st // a replica's history, resumed at Boot (repl_save.go)
+	}
+	return st, err
+}
+
+// loadRDB is LoadRDB, for startup and for a full sync's payload.
+func (h *Handler) loadRDB(path string) (LoadStats, error) {
 	var st LoadStats
 	f, err := os.Open(path)
 	if err != nil {
@@ -66,6 +85,8 @@ func (h *Handler) loadRecords(r *rdb.Reader, st *LoadStats) error {
 			return err
 		}
 		switch rec.Kind {
+		case rdb.RecordAux:
+			st.aux(rec)
 		case rdb.RecordSelectDB:
 			if rec.DB >= len(h.dbs) {
 				return &rdb.CorruptError{Offset: rec.Offset,
@@ -94,6 +115,22 @@ func (h *Handler) loadRecords(r *rdb.Reader, st *LoadStats) error {
 		}
 	}
 	return nil
+}
+
+// aux takes the replication aux fields of the file; others are skipped,
+// as Redis skips the fields it does not know.
+func (st *LoadStats) aux(rec *rdb.Record) {
+	v := string(rec.AuxValue)
+	switch string(rec.AuxKey) {
+	case "repl-id":
+		if len(v) == repl.IDLen {
+			st.ReplID = v
+		}
+	case "repl-offset":
+		st.ReplOffset, _ = strconv.ParseInt(v, 10, 64)
+	case "repl-stream-db":
+		st.ReplStreamDB, _ = strconv.Atoi(v)
+	}
 }
 
 // loadKey stores one key of the file.
@@ -146,7 +183,7 @@ func (h *Handler) loadSyncPayload(path string) (LoadStats, error) {
 	flusher := &client{h: h, proto: 2, authed: true, valueDigits: 1}
 	flusher.parser.Limits = &h.opts.Limits
 	h.dispatch(flusher, [][]byte{[]byte("FUNCTION"), []byte("FLUSH")})
-	st, err := h.LoadRDB(path)
+	st, err := h.loadRDB(path)
 	h.resumeWorld(nil, stopped)
 	if err != nil {
 		return st, err

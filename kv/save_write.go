@@ -24,8 +24,12 @@ type SaveStats struct {
 	Bytes int64
 }
 
-// saveSnapshot writes every database to dbfilename.
-func (h *Handler) saveSnapshot() (SaveStats, error) {
+// saveSnapshot writes every database to dbfilename. worldStopped tells
+// that the caller stopped every loop (SAVE): otherwise a replica's link
+// pauses while the file is written (repl_save.go).
+func (h *Handler) saveSnapshot(worldStopped bool) (SaveStats, error) {
+	info, resume := h.replSaveInfo(worldStopped)
+	defer resume()
 	name := h.params.Get("dbfilename")
 	tmp := "temp-" + strconv.Itoa(os.Getpid()) + ".rdb"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -33,7 +37,7 @@ func (h *Handler) saveSnapshot() (SaveStats, error) {
 		wd, _ := os.Getwd()
 		return SaveStats{}, fmt.Errorf("opening the temp file %s (in %s): %w", tmp, wd, err)
 	}
-	st, err := h.writeSnapshot(f)
+	st, err := h.writeSnapshot(f, info)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -98,7 +102,7 @@ func zeroAsNone(v int64) int {
 
 // writeSnapshot writes the file to f: aux fields, function libraries, then
 // each database that has keys, shard by shard, each shard at one instant.
-func (h *Handler) writeSnapshot(f *os.File) (SaveStats, error) {
+func (h *Handler) writeSnapshot(f *os.File, info *replSaveInfo) (SaveStats, error) {
 	var st SaveStats
 	out := bufio.NewWriterSize(f, 1<<20)
 	sink := &shardSink{}
@@ -115,6 +119,9 @@ func (h *Handler) writeSnapshot(f *os.File) (SaveStats, error) {
 	_ = w.WriteAuxInt("redis-bits", strconv.IntSize)
 	_ = w.WriteAuxInt("ctime", time.Now().Unix())
 	_ = w.WriteAuxInt("used-mem", h.KeyspaceStats().UsedMemory)
+	if info != nil {
+		info.writeAux(w)
+	}
 	_ = w.WriteAuxInt("aof-base", 0)
 	for _, code := range h.libraryCodes() {
 		_ = w.WriteFunction([]byte(code))
