@@ -185,8 +185,7 @@ func compareDatasets(t *testing.T, primaryAddr, pass, replicaAddr string) {
 	if total < 40 {
 		t.Fatalf("only %d keys compared", total)
 	}
-	pd, _ := authClient(t, primaryAddr, pass, 0).Do(ctx, "DEBUG", "DIGEST").Text()
-	rd, _ := authClient(t, replicaAddr, "", 0).Do(ctx, "DEBUG", "DIGEST").Text()
+	pd, rd := datasetDigest(t, primaryAddr, pass), datasetDigest(t, replicaAddr, "")
 	if pd != rd {
 		t.Errorf("DEBUG DIGEST: primary %s, replica %s", pd, rd)
 	}
@@ -195,6 +194,19 @@ func compareDatasets(t *testing.T, primaryAddr, pass, replicaAddr string) {
 	if len(pf) != len(rf) {
 		t.Errorf("%d function libraries on the primary, %d on the replica", len(pf), len(rf))
 	}
+}
+
+// datasetDigest returns DEBUG DIGEST of the server at addr, waiting as
+// long as a loaded machine may need for it.
+func datasetDigest(t *testing.T, addr, pass string) string {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: pass, MaxRetries: -1, ReadTimeout: time.Minute})
+	defer c.Close()
+	d, err := c.Do(context.Background(), "DEBUG", "DIGEST").Text()
+	if err != nil {
+		t.Fatalf("DEBUG DIGEST of %s: %v", addr, err)
+	}
+	return d
 }
 
 // benchmark runs redis-benchmark's writes against addr and returns a
