@@ -40,8 +40,7 @@ func (l *masterLink) apply(conn *repl.Conn, in []byte) (int, error) {
 		if errors.Is(err, resp.ErrIncomplete) {
 			break
 		}
-		if err != nil {
-			commit(used)
+		if err != nil { // what ran before is forwarded; a transaction cut short is dropped (resetClient)
 			return used, fmt.Errorf("protocol error in the primary's stream at offset %d: %w", h.repl.offset.Load()+int64(len(l.tx)), err)
 		}
 		used += n
