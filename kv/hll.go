@@ -79,6 +79,8 @@ func cmdPFAdd(h *Handler, cl *client, args [][]byte) {
 				hllInvalidateCache(v)
 			}
 			return nil // changed in place
+		} else if !sparseRaises(v, args[2:]) {
+			return nil // nothing to add: no copy
 		} else {
 			v = append(make([]byte, 0, len(v)+8), v...)
 		}

@@ -208,6 +208,30 @@ func sparseToDense(v []byte) ([]byte, bool) {
 	return d, ok
 }
 
+// sparseRaises reports whether adding elements to sparse HLL v would
+// change it: false only when each element's register is found, as
+// sparseSet finds it, already at least its count.
+func sparseRaises(v []byte, elements [][]byte) bool {
+	for _, ele := range elements {
+		index, count := hllPattern(ele)
+		first := 0
+		found := false
+		for p := hllHeaderSize; p < len(v); {
+			run, val, size := sparseOp(v, p)
+			if index <= first+run-1 {
+				found = val >= int(count)
+				break
+			}
+			p += size
+			first += run
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
+}
+
 // sparseSet raises register index of sparse HLL v to count, and returns
 // the value (grown, or turned dense), with 1 if it changed, 0 if the
 // register was already at least count, -1 if v's opcodes are corrupt.
