@@ -46,8 +46,8 @@ func init() {
 		c("GEORADIUS Sicily 15 37 200 km COUNT abc"), c("GEORADIUS Sicily 15 37 200 km COUNT"), c("GEORADIUS Sicily 15 37 200 yd"),
 		c("GEORADIUS Sicily 15 37 -1 km"), c("GEORADIUS Sicily 15 37 abc km"), c("GEORADIUS Sicily 15 100 1 km"), c("GEORADIUS Sicily 15 37 0 km"),
 		c("GEORADIUS Sicily 15 37 200 km WITHDIST STORE d"), c("GEORADIUS Sicily 15 37 200 km STORE d"), c("ZRANGE d 0 -1 WITHSCORES"),
-		c("GEORADIUS Sicily 15 37 200 km STOREDIST d"), c("ZRANGE d 0 -1"), c("GEORADIUS Sicily 15 37 200 mi STOREDIST d COUNT 2 DESC"),
-		c("ZRANGE d 0 -1"), c("GEORADIUS Sicily 0 0 1 km STORE d"), c("EXISTS d"), c("GEORADIUS nokey 0 0 1 km STORE d"),
+		c("GEORADIUS Sicily 15 37 200 km STOREDIST d"), c("ZRANGE d 0 -1 WITHSCORES"), c("GEORADIUS Sicily 15 37 200 mi STOREDIST d COUNT 2 DESC"),
+		c("ZRANGE d 0 -1 WITHSCORES"), c("GEORADIUS Sicily 0 0 1 km STORE d"), c("EXISTS d"), c("GEORADIUS nokey 0 0 1 km STORE d"),
 		c("GEORADIUS nokey 0 0 1 km"), c("GEORADIUS nokey 0 0 1 km BADOPT"), c("GEORADIUS nokey 0 100 1 km"),
 		c("GEORADIUS_RO Sicily 15 37 200 km STORE d"), c("GEORADIUS_RO Sicily 15 37 200 km WITHDIST ASC"),
 		c("GEORADIUSBYMEMBER Sicily Agrigento 100 km"), c("GEORADIUSBYMEMBER Sicily Agrigento 100 km WITHDIST WITHCOORD DESC"),
@@ -67,12 +67,21 @@ func init() {
 		c("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 100 km COUNT 1 ANY WITHDIST"), c("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1000 KM COUNT 2"),
 		c("GEOSEARCH Sicily FROMMEMBER nosuch BYRADIUS abc km"), c("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 100 km WITHDIST COUNT 0"),
 		c("GEOSEARCHSTORE d Sicily FROMLONLAT 15 37 BYRADIUS 200 km"), c("ZRANGE d 0 -1 WITHSCORES"),
-		c("GEOSEARCHSTORE d Sicily FROMLONLAT 15 37 BYBOX 400 400 km STOREDIST COUNT 2"), c("ZRANGE d 0 -1"),
+		c("GEOSEARCHSTORE d Sicily FROMLONLAT 15 37 BYBOX 400 400 km STOREDIST COUNT 2"), c("ZRANGE d 0 -1 WITHSCORES"),
 		c("GEOSEARCHSTORE d Sicily FROMLONLAT 15 37 BYRADIUS 200 km WITHDIST"), c("GEOSEARCHSTORE d Sicily FROMLONLAT 15 37 BYRADIUS 200 km STORE x"),
 		c("GEOSEARCHSTORE d Sicily FROMLONLAT 0 0 BYRADIUS 1 km"), c("EXISTS d"), c("GEOSEARCHSTORE d nokey FROMLONLAT 0 0 BYRADIUS 1 km"),
 		c("GEOSEARCHSTORE Sicily Sicily FROMMEMBER Palermo BYRADIUS 100 km STOREDIST"), c("ZRANGE Sicily 0 -1 WITHSCORES"),
 		c("SET str v"), c("GEOSEARCHSTORE str nokey FROMLONLAT 0 0 BYRADIUS 1 km"), c("EXISTS str"),
 		c("GEORADIUS"), c("GEOSEARCH k"), c("GEOSEARCHSTORE d k FROMLONLAT 0 0 BYRADIUS"),
+		// Extreme sizes: every cell, or none but the centre's.
+		c("GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania 0 0 zero -179 -80 far"),
+		c("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS inf m ASC WITHDIST"), c("GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX inf inf km"),
+		c("GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1e308 1e308 mi DESC"), c("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1e-300 m"),
+		c("GEOSEARCH Sicily FROMMEMBER Palermo BYRADIUS 0 m WITHDIST"), c("GEOSEARCH Sicily FROMMEMBER far BYRADIUS 30000 km ASC"),
+		c("GEOSEARCH Sicily FROMLONLAT 180 85.05112878 BYBOX 40000 40000 km ASC"), c("GEOSEARCH Sicily FROMLONLAT -180 -85.05112878 BYRADIUS 20000 km DESC WITHDIST"),
+		c("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 500 km COUNT 9223372036854775807"), c("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 500 km COUNT 9223372036854775808"),
+		c("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 500 km COUNT 9223372036854775807 ANY"), c("GEORADIUS Sicily 15 37 500 km COUNT 1 COUNT 2 ASC DESC ANY"),
+		c("GEORADIUS Sicily 15 37 500 km store"), c("GEORADIUS Sicily 15 37 500 km WITHDIST STOREDIST"),
 	}
 	diffCases["geo-random"] = geoRandomSteps(rand.New(rand.NewSource(26)))
 }
@@ -158,7 +167,7 @@ func geoRandomSteps(rng *rand.Rand) []step {
 			steps = append(steps, s(exact, g...))
 		case 2:
 			store := append(append(append([]string{"GEOSEARCHSTORE", "dst", key}, from...), by...), "STOREDIST")
-			steps = append(steps, s(exact, store...), c("ZRANGE dst 0 -1"))
+			steps = append(steps, s(exact, store...), c("ZRANGE dst 0 -1")) // scores: see geo_libm.go
 		}
 	}
 	for i := 0; i < 60; i++ {

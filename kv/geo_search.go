@@ -304,6 +304,7 @@ func parseGeoQuery(z *store.ZSet, args [][]byte, form geoForm, canStore bool) (q
 	case q.any && q.count == 0:
 		return q, errGeoAnyNoCount
 	}
+	sh.exact = q.storeDist
 	if q.count != 0 && q.sort == geoUnsorted && !q.any {
 		q.sort = geoAsc // the nearest COUNT
 	}

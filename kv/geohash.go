@@ -199,6 +199,9 @@ type geoShape struct {
 	radius        float64
 	width, height float64
 	toMeters      float64
+	// exact: distances with correctly rounded sin, cos and asin
+	// (geo_libm.go), for STOREDIST, which stores them at full precision.
+	exact bool
 }
 
 // geoStepsForRadius is the cell depth whose cells are about as wide as
@@ -311,17 +314,21 @@ func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 // contains reports whether lon,lat is inside the shape, and its distance
 // in meters from the centre.
 func (s *geoShape) contains(lon, lat float64) (float64, bool) {
+	distance := geoDistance
+	if s.exact {
+		distance = geoDistanceExact
+	}
 	if !s.box {
-		d := geoDistance(s.lon, s.lat, lon, lat)
+		d := distance(s.lon, s.lat, lon, lat)
 		return d, d <= s.radius*s.toMeters
 	}
 	if geoLatDistance(lat, s.lat) > s.height*s.toMeters/2 {
 		return 0, false
 	}
-	if geoDistance(lon, lat, s.lon, lat) > s.width*s.toMeters/2 {
+	if distance(lon, lat, s.lon, lat) > s.width*s.toMeters/2 {
 		return 0, false
 	}
-	return geoDistance(s.lon, s.lat, lon, lat), true
+	return distance(s.lon, s.lat, lon, lat), true
 }
 
 // appendGeoDistance formats a distance as Redis's fixedpoint_d2string
