@@ -310,6 +310,9 @@ func (l *loop) tlsHandshakeDone(c *Conn, err error) {
 
 // tlsSendHandshake sends what the handshake goroutine wrote.
 func (l *loop) tlsSendHandshake(c *Conn, t *tlsConn) {
+	if t.tr.hs == nil { // open: the handshake's output was all sent
+		return
+	}
 	if out := t.tr.takeOutbox(); len(out) > 0 {
 		l.sendSealed(c, out)
 	}

@@ -83,37 +83,45 @@ type tlsTransport struct {
 	src     []byte // ciphertext for Read, a slice of the loop's read buffer
 	sealing bool   // Write appends to l.tls.sealed (tlsSealBytes)
 
-	// The handshake's, guarded by mu.
+	// What the handshake shares with the loop, dropped once open so an
+	// idle connection does not keep it; the pointer is immutable until
+	// then, which is after the handshake goroutine is done.
+	hs *tlsHandshake
+}
+
+// tlsHandshake is the state a handshake goroutine shares with the loop.
+type tlsHandshake struct {
 	mu            sync.Mutex
 	wake          chan struct{} // inbox grew, or closed
 	inbox         []byte        // read from the socket, not yet by the handshake
 	outbox        []byte        // written by the handshake, not yet sent
 	flushQueued   bool          // a task to send outbox is queued
 	closed        bool
-	local, remote net.Addr // for ClientHelloInfo.Conn; nil once open
+	local, remote net.Addr // for ClientHelloInfo.Conn
 }
 
 func (t *tlsTransport) init(l *loop, c *Conn) {
 	t.l, t.c = l, c
-	t.wake = make(chan struct{}, 1)
+	t.hs = &tlsHandshake{wake: make(chan struct{}, 1)}
 }
 
 // feed appends data to the inbox and returns the inbox, or nil if it
 // would hold more than tlsMaxHandshakeInput. Loop goroutine.
 func (t *tlsTransport) feed(data []byte) []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.inbox)+len(data) > tlsMaxHandshakeInput {
+	hs := t.hs
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if len(hs.inbox)+len(data) > tlsMaxHandshakeInput {
 		return nil
 	}
-	t.inbox = append(t.inbox, data...)
-	t.signal()
-	return t.inbox
+	hs.inbox = append(hs.inbox, data...)
+	hs.signal()
+	return hs.inbox
 }
 
-func (t *tlsTransport) signal() {
+func (hs *tlsHandshake) signal() {
 	select {
-	case t.wake <- struct{}{}:
+	case hs.wake <- struct{}{}:
 	default:
 	}
 }
@@ -122,39 +130,40 @@ func (t *tlsTransport) signal() {
 func (t *tlsTransport) addrs(l *loop, c *Conn) {
 	local, _ := unix.Getsockname(c.fd)
 	remote, _ := unix.Getpeername(c.fd)
-	t.mu.Lock()
-	t.local, t.remote = sockaddrToAddr(local), sockaddrToAddr(remote)
-	t.mu.Unlock()
+	t.hs.mu.Lock()
+	t.hs.local, t.hs.remote = sockaddrToAddr(local), sockaddrToAddr(remote)
+	t.hs.mu.Unlock()
 }
 
 // takeOutbox returns what the handshake wrote since the last call.
 func (t *tlsTransport) takeOutbox() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := t.outbox
-	t.outbox, t.flushQueued = nil, false
+	hs := t.hs
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	out := hs.outbox
+	hs.outbox, hs.flushQueued = nil, false
 	return out
 }
 
 // open hands the transport to the loop once the handshake goroutine is
 // done, and returns what the peer sent that the handshake did not read.
 func (t *tlsTransport) open() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rest := t.inbox
-	t.inbox, t.outbox, t.local, t.remote, t.wake = nil, nil, nil, nil, nil
-	t.isOpen = true
+	hs := t.hs
+	hs.mu.Lock()
+	rest := hs.inbox
+	hs.mu.Unlock()
+	t.hs, t.isOpen = nil, true
 	return rest
 }
 
 // close makes a handshake's reads and writes fail from now on.
 func (t *tlsTransport) close() {
-	t.mu.Lock()
-	t.closed = true
-	if t.wake != nil {
-		t.signal()
+	if hs := t.hs; hs != nil {
+		hs.mu.Lock()
+		hs.closed = true
+		hs.signal()
+		hs.mu.Unlock()
 	}
-	t.mu.Unlock()
 }
 
 // Read is crypto/tls reading ciphertext: on the loop, what the loop read
@@ -169,24 +178,24 @@ func (t *tlsTransport) Read(p []byte) (int, error) {
 		t.src = t.src[n:]
 		return n, nil
 	}
+	hs := t.hs
 	for {
-		t.mu.Lock()
-		if len(t.inbox) > 0 {
-			n := copy(p, t.inbox)
-			t.inbox = t.inbox[n:]
-			if len(t.inbox) == 0 {
-				t.inbox = nil
+		hs.mu.Lock()
+		if len(hs.inbox) > 0 {
+			n := copy(p, hs.inbox)
+			hs.inbox = hs.inbox[n:]
+			if len(hs.inbox) == 0 {
+				hs.inbox = nil
 			}
-			t.mu.Unlock()
+			hs.mu.Unlock()
 			return n, nil
 		}
-		if t.closed {
-			t.mu.Unlock()
+		if hs.closed {
+			hs.mu.Unlock()
 			return 0, net.ErrClosed
 		}
-		wake := t.wake
-		t.mu.Unlock()
-		<-wake
+		hs.mu.Unlock()
+		<-hs.wake
 	}
 }
 
@@ -202,15 +211,16 @@ func (t *tlsTransport) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	hs := t.hs
+	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
 		return 0, net.ErrClosed
 	}
-	t.outbox = append(t.outbox, p...)
-	queue := !t.flushQueued
-	t.flushQueued = true
-	t.mu.Unlock()
+	hs.outbox = append(hs.outbox, p...)
+	queue := !hs.flushQueued
+	hs.flushQueued = true
+	hs.mu.Unlock()
 	if queue {
 		l := t.l
 		if err := l.connExecute(t.c, func(c *Conn) {
@@ -228,16 +238,24 @@ func (t *tlsTransport) Write(p []byte) (int, error) {
 // tlsRelease.
 func (t *tlsTransport) Close() error { return nil }
 
+// LocalAddr and RemoteAddr are for the handshake's callbacks
+// (ClientHelloInfo.Conn); nil once the handshake is over.
 func (t *tlsTransport) LocalAddr() net.Addr {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.local
+	if t.isOpen {
+		return nil
+	}
+	t.hs.mu.Lock()
+	defer t.hs.mu.Unlock()
+	return t.hs.local
 }
 
 func (t *tlsTransport) RemoteAddr() net.Addr {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.remote
+	if t.isOpen {
+		return nil
+	}
+	t.hs.mu.Lock()
+	defer t.hs.mu.Unlock()
+	return t.hs.remote
 }
 
 func (t *tlsTransport) SetDeadline(time.Time) error      { return nil }

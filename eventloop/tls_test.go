@@ -172,7 +172,7 @@ func (r *recordCounter) Read(p []byte) (int, error) {
 	r.mu.Lock()
 	r.buf = append(r.buf, p[:n]...)
 	for len(r.buf) >= 5 {
-		size := 5 + int(r.buf[3])<<8 | int(r.buf[4])
+		size := 5 + (int(r.buf[3])<<8 | int(r.buf[4]))
 		if len(r.buf) < size {
 			break
 		}

@@ -72,4 +72,5 @@
 //   - ReusePort needs an explicit port: gnet binds each loop's listener to
 //     the address as given, so with ":0" every loop would get a port of its
 //     own; Start refuses it.
+//   - No TLS yet: NewServer refuses Options.TLSConfig with this engine.
 package gnetengine
