@@ -316,7 +316,7 @@ var keymissExceptions = map[string]keymissRule{
 	"getset": missFirst, "getdel": missFirst, "getex": missFirst, "copy": missFirst,
 	"sinterstore": missAfterFirst, "sunionstore": missAfterFirst, "sdiffstore": missAfterFirst,
 	"zunionstore": missAfterFirst, "zinterstore": missAfterFirst, "zdiffstore": missAfterFirst,
-	"zrangestore":     missAfterFirst,
+	"zrangestore": missAfterFirst, "bitop": missAfterFirst, "pfmerge": missAll,
 	"object|encoding": missNone, "object|freq": missNone, "object|idletime": missNone,
 	"object|refcount": missNone, "memory|usage": missNone,
 }
