@@ -44,6 +44,7 @@ func Params() []Param {
 		{Name: "tls-ca-cert-dir", Kind: Text(nil), Default: "", Usage: "a directory of PEM CA certificates that sign the clients' certificates"},
 		{Name: "tls-auth-clients", Kind: Enum("yes", "no", "optional"), Default: "yes", Usage: "clients must present a certificate the CAs signed (yes), may (optional), or are not asked (no)"},
 		{Name: "tls-protocols", Kind: Text(nil), Default: "", Usage: "TLS versions, e.g. \"TLSv1.2 TLSv1.3\" (empty: those two)"},
+		{Name: "tls-ciphers", Kind: Text(nil), Default: "", Usage: "TLS 1.2 cipher suites, colon-separated OpenSSL or IANA names, e.g. ECDHE-RSA-AES128-GCM-SHA256 (empty: Go's defaults; TLS 1.3's are Go's)"},
 		{Name: "tls-session-caching", Kind: YesNo, Default: "yes", Usage: "resume TLS sessions with tickets (no: a full handshake each connection)"},
 
 		// Clients and logging (package kv).

@@ -295,6 +295,21 @@ func TestTLSALPNSNIAndClientCertificates(t *testing.T) {
 		t.Fatal("a client certificate from an untrusted CA was accepted")
 	}
 	waitFor(t, "the failed handshake counted", func() bool { return tlsCounters(s).TLSHandshakeFailures == 1 })
+
+	// An expired certificate from the trusted CA: the same.
+	expired := ts.ca.ExpiredClient(t, "late").TLS
+	old := ts.client.Clone()
+	old.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &expired, nil }
+	c3, err := tlsDial(s.Addrs()[0].String(), old)
+	if err == nil {
+		fmt.Fprint(c3, "?\n")
+		_, err = c3.Read(make([]byte, 1))
+		c3.Close()
+	}
+	if err == nil {
+		t.Fatal("an expired client certificate was accepted")
+	}
+	waitFor(t, "the second failed handshake counted", func() bool { return tlsCounters(s).TLSHandshakeFailures == 2 })
 }
 
 // TestTLSCertificateReload: GetCertificate is asked at each handshake, so

@@ -8,6 +8,6 @@ func init() {
 	diffCases["tls-config-defaults"] = []step{
 		c("CONFIG GET tls-port"), c("CONFIG GET tls-cert-file"), c("CONFIG GET tls-key-file"),
 		c("CONFIG GET tls-ca-cert-file"), c("CONFIG GET tls-ca-cert-dir"), c("CONFIG GET tls-auth-clients"),
-		c("CONFIG GET tls-protocols"), c("CONFIG GET tls-session-caching"),
+		c("CONFIG GET tls-protocols"), c("CONFIG GET tls-session-caching"), c("CONFIG GET tls-ciphers"),
 	}
 }

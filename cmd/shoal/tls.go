@@ -87,6 +87,9 @@ func tlsServerConfig(params *config.Table) (*tls.Config, error) {
 	if cfg.MinVersion, cfg.MaxVersion, err = tlsVersions(params.Get("tls-protocols")); err != nil {
 		return nil, err
 	}
+	if cfg.CipherSuites, err = tlsCiphers(params.Get("tls-ciphers")); err != nil {
+		return nil, err
+	}
 	if err := clientAuth(cfg, params); err != nil {
 		return nil, err
 	}
@@ -208,4 +211,44 @@ func clientAuth(cfg *tls.Config, params *config.Table) error {
 		cfg.ClientAuth = tls.VerifyClientCertIfGiven
 	}
 	return nil
+}
+
+// openSSLCipherNames are the OpenSSL names (as redis.conf's tls-ciphers
+// spells them) of the TLS 1.2 suites crypto/tls offers.
+var openSSLCipherNames = map[string]uint16{
+	"ECDHE-ECDSA-AES128-GCM-SHA256": tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	"ECDHE-RSA-AES128-GCM-SHA256":   tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	"ECDHE-ECDSA-AES256-GCM-SHA384": tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	"ECDHE-RSA-AES256-GCM-SHA384":   tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	"ECDHE-ECDSA-CHACHA20-POLY1305": tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	"ECDHE-RSA-CHACHA20-POLY1305":   tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	"ECDHE-ECDSA-AES128-SHA":        tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,
+	"ECDHE-RSA-AES128-SHA":          tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA,
+	"ECDHE-ECDSA-AES256-SHA":        tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
+	"ECDHE-RSA-AES256-SHA":          tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
+}
+
+// tlsCiphers turns tls-ciphers, TLS 1.2 cipher suites separated by colons
+// by their OpenSSL or IANA names, into crypto/tls's list; empty: Go's
+// defaults. (TLS 1.3's suites are Go's to choose: crypto/tls takes no list.)
+func tlsCiphers(v string) ([]uint16, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []uint16
+	for _, name := range strings.Split(v, ":") {
+		id, ok := openSSLCipherNames[name]
+		if !ok {
+			for _, cs := range tls.CipherSuites() {
+				if cs.Name == name {
+					id, ok = cs.ID, true
+				}
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("--tls-ciphers: unknown or insecure TLS 1.2 cipher suite %s (want OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256, or IANA names, separated by colons)", name)
+		}
+		out = append(out, id)
+	}
+	return out, nil
 }

@@ -242,11 +242,30 @@ func TestTLSSettingsAreChecked(t *testing.T) {
 		{f.args(7000, "--tls-protocols", "TLSv1.4"), "unknown protocol TLSv1.4"},
 		{f.args(7000, "--tls-protocols", "TLSv1 TLSv1.3"), "without gaps"},
 		{f.args(7000, "--tls-cert-file", f.dir+"/nope.crt"), "nope.crt"},
+		{f.args(7000, "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:RC4-MD5"), "unknown or insecure TLS 1.2 cipher suite RC4-MD5"},
 		{f.args(7000, "--port", "7000"), "--tls-port 7000 and --port 7000 must differ"},
 	} {
 		out, err := exec.Command(shoalBin, tc.args...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("shoal %s: %v, output %q; want an error with %q", strings.Join(tc.args, " "), err, out, tc.want)
 		}
+	}
+}
+
+// TestTLSCiphersChooseTheTLS12Suite: tls-ciphers, by OpenSSL name, is the
+// suite a TLS 1.2 client gets.
+func TestTLSCiphersChooseTheTLS12Suite(t *testing.T) {
+	f := newTLSFiles(t)
+	tlsPort := freePort(t)
+	startBinary(t, f.args(tlsPort, "--tls-auth-clients", "no", "--tls-protocols", "TLSv1.2",
+		"--tls-ciphers", "ECDHE-ECDSA-CHACHA20-POLY1305")...)
+	c, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", tlsPort), f.clientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st := c.ConnectionState()
+	if st.Version != tls.VersionTLS12 || st.CipherSuite != tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 {
+		t.Fatalf("version %x suite %s, want TLS 1.2 with ECDHE-ECDSA-CHACHA20-POLY1305", st.Version, tls.CipherSuiteName(st.CipherSuite))
 	}
 }

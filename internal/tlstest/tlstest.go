@@ -86,11 +86,23 @@ func (ca *CA) Client(t testing.TB, name string) *Leaf {
 	return ca.sign(t, tmpl)
 }
 
+// ExpiredClient makes a client certificate named name that expired an
+// hour ago.
+func (ca *CA) ExpiredClient(t testing.TB, name string) *Leaf {
+	t.Helper()
+	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: name},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		NotBefore:   time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}
+	return ca.sign(t, tmpl)
+}
+
 func (ca *CA) sign(t testing.TB, tmpl *x509.Certificate) *Leaf {
 	key := newKey(t)
 	tmpl.SerialNumber = serial(t)
-	tmpl.NotBefore = time.Now().Add(-time.Hour)
-	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
+	if tmpl.NotAfter.IsZero() {
+		tmpl.NotBefore = time.Now().Add(-time.Hour)
+		tmpl.NotAfter = time.Now().Add(24 * time.Hour)
+	}
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
