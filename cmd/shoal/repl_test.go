@@ -727,16 +727,15 @@ func TestReplicaDropsAPrimaryThatSendsGarbage(t *testing.T) {
 	}
 }
 
-// TestReplicaLogsThePrimarysWritesItRefuses: past maxmemory (noeviction)
-// the store refuses the primary's writes too (Redis's replicas ignore
-// maxmemory; Shoal's store has no way to yet); the log says so, with the
-// reply.
+// TestReplicaLogsThePrimarysWritesItRefuses: with replica-ignore-maxmemory
+// no, past maxmemory (noeviction) the store refuses the primary's writes
+// too; the log says so, with the reply.
 func TestReplicaLogsThePrimarysWritesItRefuses(t *testing.T) {
 	ctx := context.Background()
 	primaryAddr := redistest.StartServer(t, "--repl-diskless-sync-delay", "0")
 	_, primaryPort, _ := net.SplitHostPort(primaryAddr)
 	primary := authClient(t, primaryAddr, "", 0)
-	p := startBinary(t, "--dir", t.TempDir(), "--maxmemory", "2mb", "--replicaof", "127.0.0.1 "+primaryPort)
+	p := startBinary(t, "--dir", t.TempDir(), "--maxmemory", "2mb", "--replica-ignore-maxmemory", "no", "--replicaof", "127.0.0.1 "+primaryPort)
 	replica := authClient(t, p.addr(), "", 0)
 	waitCaughtUp(t, primary, replica, p)
 	pipe := primary.Pipeline()
