@@ -278,38 +278,32 @@ func TestTLSALPNSNIAndClientCertificates(t *testing.T) {
 		t.Fatalf("state %q, want %q", got, want)
 	}
 
-	// A certificate from a CA the server does not trust: the handshake
-	// fails, the Handler never hears of it, a counter does.
-	bad := ts.client.Clone()
-	mallory := other.Client(t, "mallory").TLS
-	// (Certificates would not be sent: the server names the CAs it trusts.)
-	bad.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &mallory, nil }
-	c2, err := tlsDial(s.Addrs()[0].String(), bad)
+	// A certificate from a CA the server does not trust, or an expired
+	// one: the handshake fails, the Handler never hears of it, a counter
+	// does.
+	expectCertRejected(t, s, ts.client, other.Client(t, "mallory").TLS)
+	waitFor(t, "the failed handshake counted", func() bool { return tlsCounters(s).TLSHandshakeFailures == 1 })
+	expectCertRejected(t, s, ts.client, ts.ca.ExpiredClient(t, "late").TLS)
+	waitFor(t, "the second failed handshake counted", func() bool { return tlsCounters(s).TLSHandshakeFailures == 2 })
+}
+
+// expectCertRejected connects to s presenting cert and expects the server
+// to refuse it. (The client's Certificates would not be sent if the server
+// does not name its CA, so it is handed over unasked.)
+func expectCertRejected(t *testing.T, s *Server, base *tls.Config, cert tls.Certificate) {
+	t.Helper()
+	cfg := base.Clone()
+	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+	c, err := tlsDial(s.Addrs()[0].String(), cfg)
 	if err == nil {
 		// TLS 1.3: the client learns of the rejection on its first read.
-		fmt.Fprint(c2, "?\n")
-		_, err = c2.Read(make([]byte, 1))
-		c2.Close()
+		fmt.Fprint(c, "?\n")
+		_, err = c.Read(make([]byte, 1))
+		c.Close()
 	}
 	if err == nil {
-		t.Fatal("a client certificate from an untrusted CA was accepted")
+		t.Fatalf("the client certificate for %s was accepted", cert.Leaf.Subject.CommonName)
 	}
-	waitFor(t, "the failed handshake counted", func() bool { return tlsCounters(s).TLSHandshakeFailures == 1 })
-
-	// An expired certificate from the trusted CA: the same.
-	expired := ts.ca.ExpiredClient(t, "late").TLS
-	old := ts.client.Clone()
-	old.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &expired, nil }
-	c3, err := tlsDial(s.Addrs()[0].String(), old)
-	if err == nil {
-		fmt.Fprint(c3, "?\n")
-		_, err = c3.Read(make([]byte, 1))
-		c3.Close()
-	}
-	if err == nil {
-		t.Fatal("an expired client certificate was accepted")
-	}
-	waitFor(t, "the second failed handshake counted", func() bool { return tlsCounters(s).TLSHandshakeFailures == 2 })
 }
 
 // TestTLSCertificateReload: GetCertificate is asked at each handshake, so

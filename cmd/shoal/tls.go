@@ -31,6 +31,9 @@ func checkTLSPort(params *config.Table) error {
 	if tlsPort == 0 {
 		return nil
 	}
+	if params.Get("engine") != "native" {
+		return errors.New("--tls-port needs --engine native: the gnet engine has no TLS")
+	}
 	for _, other := range []string{"port", "http-port", "frame-port"} {
 		if params.Int(other) == tlsPort {
 			return fmt.Errorf("--tls-port %d and --%s %d must differ", tlsPort, other, tlsPort)

@@ -43,7 +43,7 @@ func newTLSFiles(t *testing.T) *tlsFiles {
 
 // args are shoal's flags for a TLS port on port with these files.
 func (f *tlsFiles) args(port int, more ...string) []string {
-	return append([]string{"--tls-port", strconv.Itoa(port), "--tls-cert-file", f.certFile,
+	return append([]string{"--engine", "native", "--tls-port", strconv.Itoa(port), "--tls-cert-file", f.certFile,
 		"--tls-key-file", f.keyFile, "--tls-ca-cert-file", f.caFile}, more...)
 }
 
@@ -176,7 +176,7 @@ func startTLSOnly(t *testing.T, args ...string) *exec.Cmd {
 		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	})
-	port := args[1]
+	port := args[3] // after --engine native --tls-port
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
 			c.Close()
@@ -237,8 +237,9 @@ func TestTLSSettingsAreChecked(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--tls-port", "7000"}, "--tls-port needs --tls-cert-file and --tls-key-file"},
-		{[]string{"--tls-port", "7000", "--tls-cert-file", f.certFile, "--tls-key-file", f.keyFile}, "--tls-auth-clients yes needs --tls-ca-cert-file"},
+		{[]string{"--engine", "native", "--tls-port", "7000"}, "--tls-port needs --tls-cert-file and --tls-key-file"},
+		{[]string{"--engine", "gnet", "--tls-port", "7000"}, "--tls-port needs --engine native: the gnet engine has no TLS"},
+		{[]string{"--engine", "native", "--tls-port", "7000", "--tls-cert-file", f.certFile, "--tls-key-file", f.keyFile}, "--tls-auth-clients yes needs --tls-ca-cert-file"},
 		{f.args(7000, "--tls-protocols", "TLSv1.4"), "unknown protocol TLSv1.4"},
 		{f.args(7000, "--tls-protocols", "TLSv1 TLSv1.3"), "without gaps"},
 		{f.args(7000, "--tls-cert-file", f.dir+"/nope.crt"), "nope.crt"},
