@@ -22,10 +22,12 @@ func Params() []Param {
 		// The listeners (cmd/shoal builds the eventloop.Server from
 		// them; kv reports the listener's own values, the port bound
 		// for ":0" and maxclients after the descriptor cap).
-		{Name: "port", Kind: Int(0, 65535), Default: "6379", Usage: "TCP port to listen on"},
+		{Name: "port", Kind: Int(0, 65535), Default: "6379", Usage: "TCP port to listen on (0: none, with --unixsocket)"},
 		{Name: "bind", Kind: Text(nil), Default: "127.0.0.1", Usage: "address to bind"},
 		{Name: "http-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the HTTP front on --bind (0: off)"},
 		{Name: "frame-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the binary frame front on --bind (0: off)"},
+		{Name: "unixsocket", Kind: Text(nil), Default: "", Usage: "also serve RESP on a Unix socket at this path, removed at exit; a socket file left there is replaced (empty: none; with --port 0, the socket alone)"},
+		{Name: "unixsocketperm", Kind: Octal(0, 0o777), Default: "0", Usage: "permissions of the Unix socket, in octal, e.g. 700 (0: as the umask leaves them)"},
 		{Name: "maxclients", Kind: Int(1, math.MaxInt32), Default: "10000", Usage: "maximum simultaneous clients"},
 		{Name: "timeout", Aliases: []string{"idle-timeout"}, Kind: Duration(0), Default: "0", Usage: "close clients idle this long, e.g. 300s (0: never)"},
 		{Name: "tcp-keepalive", Kind: Int(0, math.MaxInt32), Default: "300", Usage: "seconds between TCP keepalive probes to idle clients, to notice dead peers (0: off; applies at startup)"},

@@ -32,6 +32,7 @@ type client struct {
 	closeAfterReply bool         // QUIT, protocol error, CLIENT KILL of itself
 	valueDigits     uint8        // digits of the last GET value's length: the next header's guess
 	failed          bool         // the running command replied with an error
+	unixSocket      bool         // connected on a Unix socket; immutable after OnOpen
 	proto           uint8        // 2 or 3
 	stats           *loopState   // the client's loop's counters, lent arguments, ready keys, exec gate
 	aof             *aofState    // persistence state, from the client's first logged write (aof.go)

@@ -131,7 +131,12 @@ func (h *Handler) ownSettings(o Options) {
 func (h *Handler) ownListener() {
 	p := h.params
 	p.Own("port", config.Owner{Get: func() string { port, _, _, _ := h.listener(); return strconv.Itoa(port) }})
-	p.Own("bind", config.Owner{Get: func() string { _, bind, _, _ := h.listener(); return bind }})
+	p.Own("bind", config.Owner{Get: func() string {
+		if _, bind, _, _ := h.listener(); bind != "" {
+			return bind
+		}
+		return h.bind
+	}})
 	p.Own("maxclients", config.Owner{Get: func() string { _, _, n, _ := h.listener(); return strconv.Itoa(n) }})
 	p.Own("timeout", config.Owner{Get: func() string {
 		_, _, _, idle := h.listener()

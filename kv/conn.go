@@ -58,10 +58,11 @@ type Conn interface {
 // ConnInfo describes a new connection to OpenClient: what CLIENT LIST and
 // CLIENT KILL show of it, and which loop serves it.
 type ConnInfo struct {
-	RemoteAddr string // "ip:port" as CLIENT LIST's addr; "" if unknown
+	RemoteAddr string // "ip:port" as CLIENT LIST's addr ("/socket/path:0" on a Unix socket); "" if unknown
 	LocalAddr  string // CLIENT LIST's laddr
 	Fd         int    // CLIENT LIST's fd
 	Loop       int    // the index of the loop serving it, from 0
+	UnixSocket bool   // on a Unix socket: flagged U, named "unix:/socket/path" to MONITOR, local (as Redis)
 }
 
 // Edge is what INFO and CONFIG GET ask of the serving edge that runs the

@@ -38,7 +38,7 @@ func (h *Handler) debugAllowed(cl *client) bool {
 	case "yes":
 		return true
 	case "local":
-		return loopbackAddr(cl.addr)
+		return cl.unixSocket || loopbackAddr(cl.addr)
 	}
 	return false
 }

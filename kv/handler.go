@@ -61,6 +61,7 @@ type Handler struct {
 	shared  *store.Store
 	opts    Options
 	params  *config.Table // Options.Params: CONFIG GET/SET and INFO read settings here
+	bind    string        // the bind setting as configured: CONFIG GET's while the edge serves a Unix socket alone
 	cfg     settings      // the settings kv owns
 	clients registry
 	start   time.Time
@@ -166,6 +167,7 @@ func New(s *store.Store, o Options) *Handler {
 	}
 	h := &Handler{shared: s, opts: o, params: o.Params, start: time.Now(), done: make(chan struct{}), shutdown: make(chan struct{})}
 	h.dbs = make([]atomic.Pointer[store.Store], o.Params.Int("databases"))
+	h.bind = o.Params.Get("bind")
 	h.dbs[0].Store(s)
 	h.flushBytes.Store(DefaultFlushThreshold)
 	h.ownSettings(o)
@@ -214,6 +216,7 @@ func (h *Handler) OpenClient(cl *Client, conn Conn, info ConnInfo) {
 		addr:        info.RemoteAddr,
 		laddr:       info.LocalAddr,
 		fd:          int32(info.Fd),
+		unixSocket:  info.UnixSocket,
 		createdAt:   now,
 	}
 	c.parser.Limits = &h.opts.Limits

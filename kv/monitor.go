@@ -2,6 +2,7 @@ package kv
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,7 +121,12 @@ func (h *Handler) feedMonitorLine(cl *client, cmd *command, args [][]byte) {
 	line = append(line, " ["...)
 	line = strconv.AppendInt(line, int64(cl.selected.Load()), 10)
 	line = append(line, ' ')
-	line = append(line, cl.addr...)
+	if cl.unixSocket { // Redis names the socket, not the peer (it has no name)
+		line = append(line, "unix:"...)
+		line = append(line, strings.TrimSuffix(cl.addr, ":0")...)
+	} else {
+		line = append(line, cl.addr...)
+	}
 	line = append(line, ']')
 	for i, a := range args {
 		line = append(line, ' ')

@@ -674,9 +674,12 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 	s := cl.sess.Load()
 	if s == nil {
 		b = append(b, " flags="...)
-		if cl.isPrimaryLink() {
+		switch {
+		case cl.isPrimaryLink():
 			b = append(b, 'M')
-		} else {
+		case cl.unixSocket:
+			b = append(b, 'U')
+		default:
 			b = append(b, 'N')
 		}
 		b = append(b, " db="...)
@@ -710,6 +713,9 @@ func appendSessionInfo(b []byte, cl *client) []byte {
 	b = appendTrackingFlags(b, cl)
 	if s.casDirty.Load() {
 		b = append(b, 'd')
+	}
+	if cl.unixSocket {
+		b = append(b, 'U')
 	}
 	if s.noEvict.Load() {
 		b = append(b, 'e')

@@ -119,12 +119,18 @@ func (h *Handler) OnOpen(c *eventloop.Conn) {
 	}
 	s := &session{c: c}
 	c.SetOutputLimit(h.limits[config.ClassNormal])
-	h.kv.OpenClient(&s.Client, s, kv.ConnInfo{
+	info := kv.ConnInfo{
 		RemoteAddr: addrString(c.RemoteAddr()),
 		LocalAddr:  addrString(c.LocalAddr()),
 		Fd:         c.Fd(),
 		Loop:       c.LoopIndex(),
-	})
+	}
+	if sock, ok := c.LocalAddr().(*net.UnixAddr); ok {
+		// As Redis 7.0: a Unix socket's clients are "/socket/path:0" on
+		// both sides, their own end having no name.
+		info.RemoteAddr, info.LocalAddr, info.UnixSocket = sock.Name+":0", sock.Name+":0", true
+	}
+	h.kv.OpenClient(&s.Client, s, info)
 	c.SetContext(s)
 }
 

@@ -128,6 +128,9 @@ func parseConfig(args []string, getenv func(string) string) (*config.Table, erro
 	if params.Get("engine") == "gnet" && (httpPort != 0 || framePort != 0) {
 		return nil, errors.New("--http-port and --frame-port need --engine native: the gnet engine serves one address")
 	}
+	if err := checkListening(params); err != nil {
+		return nil, err
+	}
 	return params, nil
 }
 
@@ -249,21 +252,39 @@ func run(params *config.Table) error {
 	if err != nil {
 		return err
 	}
-	if len(addrs) > 1 && engine == "gnet" {
+	// As Redis: port 0 listens on no plaintext TCP port, only on the TLS
+	// port or the Unix socket (parseConfig made sure there is one); the
+	// fronts stay on bind.
+	unixSocket, tcp := params.Get("unixsocket"), port != "0"
+	if tcp && len(addrs) > 1 && engine == "gnet" {
 		return fmt.Errorf("--bind %q: the gnet engine serves one address", params.Get("bind"))
 	}
 	bind := addrs[0]
 	edge := server.New(h)
 	listeners := fronts(bind, int(params.Int("http-port")), int(params.Int("frame-port")), edge)
-	for _, a := range addrs[1:] {
-		listeners = append(listeners, eventloop.Listener{Addr: net.JoinHostPort(a, port), Handler: edge, RejectMessage: []byte(errMaxClients)})
+	if tcp {
+		for _, a := range addrs[1:] {
+			listeners = append(listeners, eventloop.Listener{Addr: net.JoinHostPort(a, port), Handler: edge, RejectMessage: []byte(errMaxClients)})
+		}
 	}
 	mainAddr, mainTLS, listeners, err := withTLSPort(params, bind, net.JoinHostPort(bind, port), listeners, edge)
 	if err != nil {
 		return err
 	}
+	network := "tcp"
+	if unixSocket != "" {
+		if err := clearUnixSocket(unixSocket); err != nil {
+			return err
+		}
+		if !tcp && mainTLS == nil { // the socket alone
+			network, mainAddr = "unix", unixSocket
+		} else {
+			listeners = append(listeners, eventloop.Listener{Network: "unix", Addr: unixSocket, Handler: edge, RejectMessage: []byte(errMaxClients)})
+		}
+	}
 	srv, err := eventloop.NewServer(edge, eventloop.Options{
 		Engine:           engines[engine],
+		Network:          network,
 		Addr:             mainAddr,
 		TLSConfig:        mainTLS,
 		Loops:            int(params.Int("loops")),
@@ -289,8 +310,15 @@ func run(params *config.Table) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	if unixSocket != "" {
+		if err := chmodUnixSocket(unixSocket, params.Get("unixsocketperm")); err != nil {
+			_ = srv.Shutdown(context.Background()) // nothing is served yet
+			return err
+		}
+	}
 	// Report the loops actually started: --loops 0 means GOMAXPROCS.
-	// Listening: the RESP port, the fronts, then the other bind addresses.
+	// Listening: the RESP port (or the Unix socket alone), the fronts, then
+	// the other bind addresses and the Unix socket.
 	listening, next := srv.Addrs(), 1
 	if params.Int("http-port") != 0 {
 		logger.Info("HTTP front listening", "addr", listening[next].String())
