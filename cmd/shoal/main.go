@@ -26,6 +26,10 @@
 // /metrics) and proto/frame's binary frames, on the same event loops and
 // --bind address; --requirepass and protected mode apply to them too.
 //
+// --unixsocket serves RESP on a Unix socket too, made with
+// --unixsocketperm's mode and removed at exit; --port 0 serves the socket
+// alone, as in Redis (unixsocket.go).
+//
 // --engine gnet serves the same handler on gnet v2 instead of Shoal's own
 // event loops (--engine native, the default); eventloop/gnetengine's
 // documentation lists what that engine does differently.

@@ -267,8 +267,8 @@ func TestUnixSocketClientsAsRedis(t *testing.T) {
 		return r
 	}
 	want, got := observe(rsock), observe(ssock)
-	if want.info != "addr=SOCK:0 laddr=SOCK:0 flags=U" {
-		t.Fatalf("redis-server's CLIENT INFO over its socket is %q; the test's premise is wrong", want.info)
+	if want.info != "addr=SOCK:0 laddr=SOCK:0 flags=U" || want.flags != "flags=dUe" {
+		t.Fatalf("redis-server's CLIENT INFO over its socket is %q, %q; the test's premise is wrong", want.info, want.flags)
 	}
 	if got != want {
 		t.Errorf("over a Unix socket Shoal shows\n%+v\nredis-server shows\n%+v", got, want)
@@ -325,8 +325,9 @@ func TestUnixSocketBesideTCP(t *testing.T) {
 
 // TestUnixSocketLeftByACrash: a socket file left by a shoal killed with
 // SIGKILL is replaced at the next start, as Redis unlinks it before
-// binding; a path that is not a socket (a regular file, a directory) is
-// refused with the reason and left as it was, where Redis would delete it.
+// binding, and SHUTDOWN removes it; a path that is not a socket (a regular
+// file, a directory) is refused with the reason and left as it was, where
+// Redis would delete it.
 func TestUnixSocketLeftByACrash(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "shoal.sock")
@@ -339,10 +340,24 @@ func TestUnixSocketLeftByACrash(t *testing.T) {
 		t.Fatalf("a killed shoal should leave its socket file behind: %v", err)
 	}
 	second := startUnix(t, sock, "--port", "0", "--unixsocket", sock)
-	if got := dialUnix(t, sock).do("DBSIZE"); got != ":0\r\n" {
+	c := dialUnix(t, sock)
+	if got := c.do("DBSIZE"); got != ":0\r\n" {
 		t.Errorf("DBSIZE on the restarted server = %q, want a fresh one", got)
 	}
-	second.terminate(t)
+	// SHUTDOWN, like SIGTERM, removes the socket file.
+	_, _ = c.c.Write([]byte("SHUTDOWN NOSAVE\r\n"))
+	select {
+	case err := <-second.done:
+		second.done <- err
+		if err != nil {
+			t.Fatalf("exit after SHUTDOWN: %v; stderr:\n%s", err, second.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("shoal did not exit after SHUTDOWN; stderr:\n%s", second.stderr.String())
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("the socket file is still there after SHUTDOWN: %v", err)
+	}
 
 	file := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(file, []byte("keep me\n"), 0o644); err != nil {
