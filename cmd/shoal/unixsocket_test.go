@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/shoalkv/shoal/internal/logtest"
 	"github.com/shoalkv/shoal/internal/redistest"
+	"github.com/shoalkv/shoal/internal/shoaltest"
 )
 
 // onGnet reports whether the shoal binaries of this run serve on the gnet
@@ -67,66 +67,16 @@ func waitUnixPing(path string, within time.Duration) bool {
 	return false
 }
 
-// unixConn is a RESP connection on a Unix socket that sends commands and
-// reads whole replies as raw text.
-type unixConn struct {
-	t  *testing.T
-	c  net.Conn
-	rd *bufio.Reader
-}
-
-func dialUnix(t *testing.T, path string) *unixConn {
+// dialUnix connects to the Unix socket at path; the connection closes
+// when the test ends.
+func dialUnix(t *testing.T, path string) *shoaltest.RawConn {
 	t.Helper()
 	c, err := net.Dial("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &unixConn{t: t, c: c, rd: bufio.NewReader(c)}
-}
-
-// do sends args as a RESP array and returns the raw reply.
-func (u *unixConn) do(args ...string) string {
-	u.t.Helper()
-	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
-	}
-	if _, err := u.c.Write(b); err != nil {
-		u.t.Fatal(err)
-	}
-	return u.reply()
-}
-
-// reply reads one raw reply (nested arrays included).
-func (u *unixConn) reply() string {
-	u.t.Helper()
-	_ = u.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := u.rd.ReadString('\n')
-	if err != nil {
-		u.t.Fatalf("reading a reply: %v", err)
-	}
-	switch line[0] {
-	case '$', '=':
-		n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-		if n < 0 {
-			return line
-		}
-		body := make([]byte, n+2)
-		if _, err := io.ReadFull(u.rd, body); err != nil {
-			u.t.Fatalf("reading a bulk reply: %v", err)
-		}
-		return line + string(body)
-	case '*', '%', '~':
-		n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-		if line[0] == '%' {
-			n *= 2
-		}
-		for i := 0; i < n; i++ {
-			line += u.reply()
-		}
-	}
-	return line
+	return &shoaltest.RawConn{T: t, C: c, Rd: bufio.NewReader(c)}
 }
 
 // clientFields picks the fields named from a CLIENT INFO or CLIENT LIST
@@ -205,7 +155,7 @@ func TestUnixSocketAlone(t *testing.T) {
 		{"SET k v", "+OK\r\n"},
 		{"GET k", "$1\r\nv\r\n"},
 	} {
-		if got := c.do(strings.Fields(tc.args)...); got != tc.want {
+		if got := c.Do(strings.Fields(tc.args)...); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.args, got, tc.want)
 		}
 	}
@@ -238,23 +188,26 @@ func TestUnixSocketClientsAsRedis(t *testing.T) {
 	observe := func(sock string) result {
 		var r result
 		c := dialUnix(t, sock)
-		r.info = clientFields(c.do("CLIENT", "INFO"), sock, "addr", "laddr", "flags")
+		r.info = clientFields(c.Do("CLIENT", "INFO"), sock, "addr", "laddr", "flags")
 		// U among other flags, in Redis's order: d (a WATCHed key
 		// changed), U, e (CLIENT NO-EVICT).
-		c.do("WATCH", "w")
-		dialUnix(t, sock).do("SET", "w", "changed")
-		c.do("CLIENT", "NO-EVICT", "on")
-		r.flags = clientFields(c.do("CLIENT", "INFO"), sock, "flags")
-		c.do("UNWATCH")
-		r.list = clientFields(c.do("CLIENT", "LIST"), sock, "addr", "laddr", "flags")
-		r.debug = c.do("DEBUG", "SLEEP", "0")
+		c.Do("WATCH", "w")
+		dialUnix(t, sock).Do("SET", "w", "changed")
+		c.Do("CLIENT", "NO-EVICT", "on")
+		r.flags = clientFields(c.Do("CLIENT", "INFO"), sock, "flags")
+		c.Do("UNWATCH")
+		r.list = clientFields(c.Do("CLIENT", "LIST"), sock, "addr", "laddr", "flags")
+		r.debug = c.Do("DEBUG", "SLEEP", "0")
 
 		mon := dialUnix(t, sock)
-		if got := mon.do("MONITOR"); got != "+OK\r\n" {
+		if got := mon.Do("MONITOR"); got != "+OK\r\n" {
 			t.Fatalf("MONITOR on %s = %q", sock, got)
 		}
-		c.do("SET", "k", "v")
-		line := mon.reply()
+		c.Do("SET", "k", "v")
+		line, err := mon.Read()
+		if err != nil {
+			t.Fatalf("reading MONITOR on %s: %v", sock, err)
+		}
 		// "+1700000000.123456 [0 unix:/path] "set" "k" "v"": drop the time.
 		if i := strings.IndexByte(line, '['); i >= 0 {
 			line = line[i:]
@@ -262,8 +215,8 @@ func TestUnixSocketClientsAsRedis(t *testing.T) {
 		r.monitor = strings.ReplaceAll(line, sock, "SOCK")
 
 		victim := dialUnix(t, sock)
-		victim.do("PING")
-		r.kill = c.do("CLIENT", "KILL", sock+":0") // the old form: one client with that address
+		victim.Do("PING")
+		r.kill = c.Do("CLIENT", "KILL", sock+":0") // the old form: one client with that address
 		return r
 	}
 	want, got := observe(rsock), observe(ssock)
@@ -293,7 +246,7 @@ func TestUnixSocketBesideTCP(t *testing.T) {
 		t.Fatalf("no PONG on %s; stderr:\n%s", sock, p.stderr.String())
 	}
 	u := dialUnix(t, sock)
-	if got := u.do("CLIENT", "SETNAME", "onsocket"); got != "+OK\r\n" {
+	if got := u.Do("CLIENT", "SETNAME", "onsocket"); got != "+OK\r\n" {
 		t.Fatalf("CLIENT SETNAME = %q", got)
 	}
 	tcp := redis.NewClient(&redis.Options{Addr: p.addr()})
@@ -332,7 +285,7 @@ func TestUnixSocketLeftByACrash(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "shoal.sock")
 	first := startUnix(t, sock, "--port", "0", "--unixsocket", sock)
-	if got := dialUnix(t, sock).do("SET", "k", "v"); got != "+OK\r\n" {
+	if got := dialUnix(t, sock).Do("SET", "k", "v"); got != "+OK\r\n" {
 		t.Fatalf("SET = %q", got)
 	}
 	first.kill(t)
@@ -341,11 +294,11 @@ func TestUnixSocketLeftByACrash(t *testing.T) {
 	}
 	second := startUnix(t, sock, "--port", "0", "--unixsocket", sock)
 	c := dialUnix(t, sock)
-	if got := c.do("DBSIZE"); got != ":0\r\n" {
+	if got := c.Do("DBSIZE"); got != ":0\r\n" {
 		t.Errorf("DBSIZE on the restarted server = %q, want a fresh one", got)
 	}
 	// SHUTDOWN, like SIGTERM, removes the socket file.
-	_, _ = c.c.Write([]byte("SHUTDOWN NOSAVE\r\n"))
+	_, _ = c.C.Write([]byte("SHUTDOWN NOSAVE\r\n"))
 	select {
 	case err := <-second.done:
 		second.done <- err
@@ -435,7 +388,7 @@ func TestUnixSocketIsLocalForProtectedMode(t *testing.T) {
 		port = strconv.Itoa(freePort(t))
 	}
 	startUnix(t, sock, append([]string{"--port", port}, args...)...)
-	if got := dialUnix(t, sock).do("SET", "k", "v"); got != "+OK\r\n" {
+	if got := dialUnix(t, sock).Do("SET", "k", "v"); got != "+OK\r\n" {
 		t.Errorf("a Unix-socket client under protected mode: SET = %q, want +OK", got)
 	}
 	if port == "0" || os.Geteuid() != 0 {
