@@ -311,14 +311,8 @@ func run(params *config.Table) error {
 			return err
 		}
 	}
-	if err := srv.Start(); err != nil {
+	if err := startWithSocketMode(params.Get("unixsocketperm"), srv.Start); err != nil {
 		return err
-	}
-	if unixSocket != "" {
-		if err := chmodUnixSocket(unixSocket, params.Get("unixsocketperm")); err != nil {
-			_ = srv.Shutdown(context.Background()) // nothing is served yet
-			return err
-		}
 	}
 	// Report the loops actually started: --loops 0 means GOMAXPROCS.
 	// Listening: the RESP port (or the Unix socket alone), the fronts, then

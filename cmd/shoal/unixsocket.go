@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"syscall"
 
 	"github.com/shoalkv/shoal/config"
 )
@@ -52,15 +53,19 @@ func clearUnixSocket(path string) error {
 	return nil
 }
 
-// chmodUnixSocket gives the bound socket unixsocketperm's mode, as Redis
-// does right after binding; 0 leaves what the umask made.
-func chmodUnixSocket(path, perm string) error {
+// startWithSocketMode runs start (which binds the Unix socket) so that the
+// socket is created with unixsocketperm's mode, as Redis's chmod right
+// after bind leaves it, but with no moment in which a client could connect
+// to it under the umask's mode: the umask is set to the mode's complement
+// for the bind and restored after. 0 leaves what the umask makes. The
+// umask is the process's; nothing else creates files while the server
+// starts (the log, the append-only file and the pid file are open already).
+func startWithSocketMode(perm string, start func() error) error {
 	mode, err := strconv.ParseUint(perm, 8, 32)
 	if err != nil || mode == 0 {
-		return err // the settings table has checked it
+		return start() // the settings table has checked it
 	}
-	if err := os.Chmod(path, fs.FileMode(mode)); err != nil {
-		return fmt.Errorf("--unixsocketperm %s: %w", perm, err)
-	}
-	return nil
+	old := syscall.Umask(int(0o777 &^ mode))
+	defer syscall.Umask(old)
+	return start()
 }

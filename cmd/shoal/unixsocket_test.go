@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -274,6 +276,39 @@ func TestUnixSocketBesideTCP(t *testing.T) {
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Errorf("the socket file is still there after SIGTERM: %v", err)
 	}
+}
+
+// TestUnixSocketBesideTLSAlone: --port 0 with a --tls-port and a socket
+// serves both, the TLS port as the main address and the socket beside it.
+// TLS needs the native engine (gnet refuses a TLS port), so on gnet shoal
+// refuses this configuration.
+func TestUnixSocketBesideTLSAlone(t *testing.T) {
+	f := newTLSFiles(t)
+	sock, tlsPort := filepath.Join(t.TempDir(), "shoal.sock"), freePort(t)
+	args := f.args(tlsPort, "--port", "0", "--tls-auth-clients", "no", "--unixsocket", sock)
+	if onGnet() {
+		if out, err := exec.Command(shoalBin, args...).CombinedOutput(); err == nil {
+			t.Fatalf("on gnet a TLS port and a socket started; output:\n%s", out)
+		}
+		return
+	}
+	p := startUnix(t, sock, args...)
+	c, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(tlsPort), f.clientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "SET k over-tls\r\n")
+	if got := string(readReply(t, c)); got != "+OK\r\n" {
+		t.Fatalf("SET over TLS: %q", got)
+	}
+	if got := dialUnix(t, sock).Do("GET", "k"); got != "$8\r\nover-tls\r\n" {
+		t.Errorf("GET over the socket of a key set over TLS = %q", got)
+	}
+	if ls := tcpListeners(t, p.cmd.Process.Pid); len(ls) != 1 {
+		t.Errorf("TCP listeners %v, want the TLS port's alone", ls)
+	}
+	p.terminate(t)
 }
 
 // TestUnixSocketLeftByACrash: a socket file left by a shoal killed with
