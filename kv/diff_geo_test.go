@@ -178,3 +178,17 @@ func geoRandomSteps(rng *rand.Rand) []step {
 	}
 	return steps
 }
+
+func init() {
+	// GEOADD's events are ZADD's (Redis runs its ZADD); a search that
+	// stores has its own, or a del when it stores nothing; GEOADD or a
+	// search refused or reading does not notify.
+	notifyCases["geo"] = []step{
+		c("GEOADD g 13.361389 38.115556 Palermo 15.087269 37.502669 Catania"), c("GEOADD g 13.361389 38.115556 Palermo"),
+		c("GEOADD g CH 13.5 38.1 Palermo"), c("GEOADD g XX 1 1 new"), c("GEOADD g 200 1 bad"), c("GEOADD new XX 1 1 a"),
+		c("GEOSEARCH g FROMMEMBER Palermo BYRADIUS 300 km"), c("GEOSEARCHSTORE d g FROMMEMBER Palermo BYRADIUS 300 km"),
+		c("GEOSEARCHSTORE d g FROMMEMBER Palermo BYRADIUS 300 km STOREDIST"), c("GEORADIUS g 15 37 200 km STORE d2"),
+		c("GEORADIUSBYMEMBER g Palermo 1 m STOREDIST d3"), c("GEORADIUS g 0 0 1 m STORE d2"), c("GEORADIUS nokey 0 0 1 m STORE d"), c("GEORADIUS nokey 0 0 1 m"), c("GEORADIUSBYMEMBER nokey a 1 m STORE d"),
+		c("GEOSEARCHSTORE d nokey FROMLONLAT 0 0 BYRADIUS 1 m"), c("GEODIST g Palermo Catania"), c("GEOPOS nokey a"),
+	}
+}

@@ -317,6 +317,7 @@ var keymissExceptions = map[string]keymissRule{
 	"sinterstore": missAfterFirst, "sunionstore": missAfterFirst, "sdiffstore": missAfterFirst,
 	"zunionstore": missAfterFirst, "zinterstore": missAfterFirst, "zdiffstore": missAfterFirst,
 	"zrangestore": missAfterFirst, "bitop": missAfterFirst, "pfmerge": missAll,
+	"geosearchstore": missAfterFirst, "georadius": missFirst, "georadiusbymember": missFirst,
 	"object|encoding": missNone, "object|freq": missNone, "object|idletime": missNone,
 	"object|refcount": missNone, "memory|usage": missNone,
 }
