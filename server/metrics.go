@@ -88,6 +88,8 @@ var (
 	descLoopHardLimit   = desc("loop_output_limit_closes_total", "Connections closed because their unsent output passed the hard limit (a client not reading).", "loop")
 	descLoopInbound     = desc("loop_inbound_limit_closes_total", "Connections closed because their unparsed input passed the query buffer limit.", "loop")
 	descLoopIdle        = desc("loop_idle_timeout_closes_total", "Connections closed after the idle timeout.", "loop")
+	descLoopTLS         = desc("loop_tls_handshakes_total", "TLS handshakes by result: ok (resumed ones too), resumed, failed (a connection closed before its handshake ended too), timeout (failed by the handshake timeout).", "loop", "result")
+	descLoopTLSRecord   = desc("loop_tls_record_errors_total", "TLS connections closed for a record that does not decrypt, is oversized or an alert.", "loop")
 	descLoopBacklog     = desc("loop_output_backlog_bytes", "Memory the loop holds for output its slow readers have not taken (off the Go heap on the native engine; in use or kept for reuse).", "loop")
 	descLimitCloses     = desc("client_output_limit_closes_total", "Clients closed at their class's client-output-buffer-limit (hard, or soft for soft-seconds).", "class")
 	descEvictedClients  = desc("evicted_clients_total", "Clients closed because all clients' buffers passed maxmemory-clients.")
@@ -114,7 +116,7 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 		descLoopWrites, descLoopWriteBytes, descLoopReplies, descLoopPerWrite, descLoopPauses, descLoopHardLimit,
 		descLoopInbound, descLoopIdle, descRejected, descCmdCalls, descCmdFailed, descCmdRejected, descCmdDuration,
 		descErrorReplies, descKeys, descExpires, descExpired, descEvicted, descHits, descMisses, descUsedMemory,
-		descMaxMemory, descConnectedClient, descLoopBacklog, descLimitCloses, descEvictedClients} {
+		descMaxMemory, descConnectedClient, descLoopBacklog, descLimitCloses, descEvictedClients, descLoopTLS, descLoopTLSRecord} {
 		ch <- d
 	}
 }
@@ -189,6 +191,11 @@ func (c collector) collectLoops(s *eventloop.Server, counter func(*prometheus.De
 		counter(descLoopHardLimit, k.OutputLimitCloses, loop)
 		counter(descLoopInbound, k.InboundLimitCloses, loop)
 		counter(descLoopIdle, k.IdleCloses, loop)
+		counter(descLoopTLS, k.TLSHandshakes, loop, "ok")
+		counter(descLoopTLS, k.TLSResumed, loop, "resumed")
+		counter(descLoopTLS, k.TLSHandshakeFailures, loop, "failed")
+		counter(descLoopTLS, k.TLSHandshakeTimeouts, loop, "timeout")
+		counter(descLoopTLSRecord, k.TLSRecordErrors, loop)
 		gauge(descLoopBacklog, float64(k.OutputBacklog), loop)
 	}
 	counter(descRejected, uint64(s.Rejected()))

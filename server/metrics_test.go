@@ -109,6 +109,8 @@ func TestMetricsPassPromtool(t *testing.T) {
 		{"shoal_loop_written_bytes_total", nil, gt(0), ""},
 		{"shoal_loop_replies_per_write", nil, gt(0), ""},
 		{"shoal_loop_idle_timeout_closes_total", nil, eq(0), ""},
+		{"shoal_loop_tls_handshakes_total", []string{"loop", "0", "result", "failed"}, eq(0), "no TLS port"},
+		{"shoal_loop_tls_record_errors_total", []string{"loop", "0"}, eq(0), "no TLS port"},
 		{"shoal_rejected_connections_total", nil, eq(0), ""},
 		{"process_resident_memory_bytes", nil, gt(0), "RSS"},
 		{"go_gc_duration_seconds", nil, ge(0), "GC pauses"},
