@@ -51,6 +51,8 @@ func Params() []Param {
 
 		// Clients and logging (package kv).
 		{Name: "requirepass", Kind: Text(nil), Default: "", RunTime: true, Usage: "password clients must AUTH with (empty: none)"},
+		{Name: "aclfile", Kind: Text(nil), Default: "", Usage: "file of ACL users (user <name> <rules>...) loaded at startup and by ACL LOAD, written by ACL SAVE (empty: none)"},
+		{Name: "acllog-max-len", Kind: Int(0, math.MaxInt64), Default: "128", RunTime: true, Usage: "entries ACL LOG keeps"},
 		{Name: "protected-mode", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: without a password, refuse clients from other hosts (as Redis)"},
 		{Name: "loglevel", Kind: Enum("debug", "verbose", "notice", "warning", "nothing"), Default: "notice", RunTime: true, Usage: "log level"},
 		{Name: "databases", Kind: Int(1, maxDatabases), Default: "16", Usage: "number of databases SELECT picks from (an unused one costs nothing)"},
@@ -254,7 +256,6 @@ func inertParams() []Param {
 		{"dynamic-hz", yes, "yes", "Shoal's background tasks do not scale with the clients"},
 		{"activerehashing", yes, "yes", "Shoal's hash tables grow in one step: there is no incremental rehash to drive"},
 		{"latency-monitor-threshold", Int(0, math.MaxInt64), "0", "Shoal records no latency events (LATENCY LATEST is empty)"},
-		{"acllog-max-len", Int(0, math.MaxInt64), "128", "Shoal has no ACL log yet"},
 		{"lazyfree-lazy-eviction", no, "no", "deleting a value is O(1) here whatever its size, the collector frees it"},
 		{"lazyfree-lazy-expire", no, "no", "deleting a value is O(1) here whatever its size, the collector frees it"},
 		{"lazyfree-lazy-server-del", no, "no", "deleting a value is O(1) here whatever its size, the collector frees it"},

@@ -53,15 +53,20 @@ type client struct {
 	// WATCH, subscription or blocking wait; atomic for CLIENT LIST.
 	sess atomic.Pointer[session]
 
-	// names are CLIENT SETNAME's and SETINFO's, replaced whole (copy on
-	// write) so that CLIENT LIST on another loop reads them without a lock;
-	// nil until a client sets one, as most never do.
+	// names are CLIENT SETNAME's and SETINFO's and the ACL user, replaced
+	// whole (copy on write) so that CLIENT LIST on another loop reads them
+	// without a lock. A connection starts with its Handler's shared
+	// defaultNames; nil for the clients Shoal runs itself (AOF loading,
+	// replication), which have no user and may do anything.
 	names atomic.Pointer[clientNames]
 }
 
-// clientNames is what a client called itself.
+// clientNames is what a client called itself, and who it authenticated
+// as: the user shares the names' pointer so that the client struct keeps
+// its size class, and changes as rarely (AUTH, HELLO, RESET).
 type clientNames struct {
 	name, libName, libVer string
+	user                  *aclUser // the ACL user (acl.go); nil: none, unrestricted
 }
 
 // getNames returns the client's names; the zero value if it set none.
@@ -188,7 +193,9 @@ func appendClientInfo(b []byte, cl *client, now int64) []byte {
 	b = appendOutputInfo(b, cl) // obl, oll, omem, tot-mem (outlimits.go)
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmd...)
-	b = append(b, " user=default redir=-1 resp="...)
+	b = append(b, " user="...)
+	b = append(b, cl.aclUserName(names.user)...)
+	b = append(b, " redir=-1 resp="...)
 	b = strconv.AppendInt(b, int64(cl.protoShown.Load()), 10)
 	b = append(b, " lib-name="...)
 	b = append(b, libName...)

@@ -22,13 +22,6 @@ type settings struct {
 	fsyncIdle string // appendfsync while no file is attached
 }
 
-// requirePass returns the current password ("" when none is required).
-func (s *settings) requirePass() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.password
-}
-
 func (s *settings) get(field *string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -43,7 +36,7 @@ func (s *settings) get(field *string) string {
 func (h *Handler) ownSettings(o Options) {
 	p, st, s := h.params, h.shared, &h.cfg
 	s.password = o.RequirePass
-	h.authRequired.Store(o.RequirePass != "")
+	h.setDefaultPassword(o.RequirePass)
 	h.protectedMode.Store(!o.DisableProtectedMode)
 	s.logLevel = p.Get("loglevel")
 	if o.LogLevel != nil {
@@ -93,7 +86,8 @@ func (h *Handler) ownSettings(o Options) {
 			s.mu.Lock()
 			s.password = v
 			s.mu.Unlock()
-			h.authRequired.Store(v != "")
+			h.setDefaultPassword(v) // as Redis: requirepass is the default user's password
+
 		},
 	})
 	p.Own("protected-mode", config.Owner{
@@ -122,6 +116,7 @@ func (h *Handler) ownSettings(o Options) {
 	h.ownSlowlog()
 	h.ownLatencyTracking()
 	h.ownEncodings()
+	h.ownACLSettings()
 }
 
 // ownListener makes h.params read the listener's settings from the edge

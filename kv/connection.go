@@ -1,8 +1,6 @@
 package kv
 
 import (
-	"crypto/subtle"
-
 	"github.com/shoalkv/shoal/internal/ascii"
 )
 
@@ -30,19 +28,6 @@ func cmdQuit(_ *Handler, cl *client, _ [][]byte) {
 	cl.closeAfterReply = true
 }
 
-// checkPassword authenticates user/pass against the "default" user, the
-// only one Shoal has, as Redis's ACLAuthenticateUser does.
-func (h *Handler) checkPassword(user, pass []byte) bool {
-	if string(user) != "default" {
-		return false
-	}
-	want := h.cfg.requirePass()
-	if want == "" {
-		return true // nopass: any password is accepted
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
-}
-
 func cmdAuth(h *Handler, cl *client, args [][]byte) {
 	if len(args) > 3 {
 		cl.writeError(errSyntax)
@@ -50,18 +35,17 @@ func cmdAuth(h *Handler, cl *client, args [][]byte) {
 	}
 	user, pass := []byte("default"), args[1]
 	if len(args) == 2 {
-		if h.cfg.requirePass() == "" {
+		if h.acl.def.load().nopass {
 			cl.writeError(errAuthNoPass)
 			return
 		}
 	} else {
 		user, pass = args[1], args[2]
 	}
-	if !h.checkPassword(user, pass) {
+	if !h.authenticate(cl, user, pass) { // acl_users.go
 		cl.writeError(errWrongPass)
 		return
 	}
-	cl.setAuthed(true)
 	cl.writeOK()
 }
 
@@ -101,12 +85,9 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 			return
 		}
 	}
-	if user != nil {
-		if !h.checkPassword(user, pass) {
-			cl.writeError(errWrongPass)
-			return
-		}
-		cl.setAuthed(true)
+	if user != nil && !h.authenticate(cl, user, pass) {
+		cl.writeError(errWrongPass)
+		return
 	}
 	if !cl.authed && h.authRequired.Load() {
 		cl.writeError(errHelloNoAuth)
@@ -150,6 +131,9 @@ func cmdReset(h *Handler, cl *client, _ [][]byte) {
 	cl.selected.Store(0)
 	cl.protoShown.Store(2)
 	cl.setName("")
+	// As Redis's clientSetDefaultAuth: back to the default user,
+	// authenticated only if it needs no password.
+	cl.setUser(h.acl.def)
 	if h.authRequired.Load() {
 		cl.setAuthed(false)
 	}
@@ -275,6 +259,7 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 		id          int64
 		skipMe      = true
 		typeFilter  []byte
+		user        *aclUser
 		oldForm     = len(args) == 3
 	)
 	if oldForm {
@@ -302,7 +287,7 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 				}
 				typeFilter = val
 			case ascii.EqualFold(args[i], "USER"):
-				if string(val) != "default" {
+				if user = h.userNamed(string(val)); user == nil {
 					cl.writeError(sanitizeError("ERR No such user '" + string(val) + "'"))
 					return
 				}
@@ -329,7 +314,7 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 	killed := 0
 	for _, other := range h.clients.snapshot() {
 		if (typeFilter != nil && !clientTypeIs(other, typeFilter)) || (addr != "" && other.addr != addr) || (laddr != "" && other.laddr != laddr) ||
-			(id != 0 && other.id != id) || (skipMe && other == cl) {
+			(id != 0 && other.id != id) || (skipMe && other == cl) || (user != nil && !other.userIs(user)) {
 			continue
 		}
 		killed++
@@ -366,7 +351,7 @@ func cmdClientHelp(_ *Handler, cl *client, _ [][]byte) {
 		"KILL <ip:port>",
 		"    Kill connection made from <ip:port>.",
 		"KILL <option> <value> [<option> <value> [...]]",
-		"    Kill connections. Options are: ID <client-id>, TYPE NORMAL, USER default,",
+		"    Kill connections. Options are: ID <client-id>, TYPE NORMAL, USER <username>,",
 		"    ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
 		"LIST [TYPE NORMAL] [ID <client-id> [...]]",
 		"    Return information about client connections.",

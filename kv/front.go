@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"crypto/subtle"
 	"strings"
 )
 
@@ -15,11 +14,12 @@ import (
 // AuthRequired reports whether a password is set (requirepass).
 func (h *Handler) AuthRequired() bool { return h.authRequired.Load() }
 
-// PasswordMatches reports whether p is the current password, in constant
-// time; false while none is set.
+// PasswordMatches reports whether p is a password of the default user,
+// which the fronts serve as (see FrontAllows), in constant time; false
+// while it has none (nopass) or is off.
 func (h *Handler) PasswordMatches(p []byte) bool {
-	want := h.cfg.requirePass()
-	return want != "" && subtle.ConstantTimeCompare(p, []byte(want)) == 1
+	r := h.acl.def.load()
+	return !r.nopass && r.credentialsMatch(p)
 }
 
 // ProtectedMode reports whether Redis's protected mode is on: while it is

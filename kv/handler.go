@@ -66,7 +66,8 @@ type Handler struct {
 	clients registry
 	start   time.Time
 
-	authRequired  atomic.Bool
+	authRequired  atomic.Bool // the default user is off or has passwords (acl_users.go)
+	acl           aclState    // users and the ACL log (acl*.go)
 	protectedMode atomic.Bool // CONFIG protected-mode; the edge reads ProtectedMode
 
 	// edge answers for the listener (set by Boot): port, maxclients,
@@ -170,6 +171,7 @@ func New(s *store.Store, o Options) *Handler {
 	h.bind = o.Params.Get("bind")
 	h.dbs[0].Store(s)
 	h.flushBytes.Store(DefaultFlushThreshold)
+	h.initACL()
 	h.ownSettings(o)
 	h.ownBusyThreshold()
 	h.initReplication()
@@ -219,6 +221,7 @@ func (h *Handler) OpenClient(cl *Client, conn Conn, info ConnInfo) {
 		unixSocket:  info.UnixSocket,
 		createdAt:   now,
 	}
+	c.names.Store(h.acl.defaultNames)
 	c.parser.Limits = &h.opts.Limits
 	c.parser.Unauthenticated = !c.authed
 	c.stats = h.cmdStats.forLoop(info.Loop)
@@ -433,6 +436,11 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		counters.rejected.Add(1)
 		cl.reject(cmd, errNoAuth)
 		return
+	}
+	if n := cl.names.Load(); n != nil && n.user != nil {
+		if r := n.user.load(); !r.unrestricted && h.aclRefuses(cl, r, cmd, args, counters) {
+			return // -NOPERM (acl_check.go)
+		}
 	}
 	if cl.lastCmd.Load() != cmd {
 		cl.lastCmd.Store(cmd)

@@ -149,6 +149,11 @@ func (r *scriptRun) refuse(args [][]byte) string {
 		return "Wrong number of args calling Redis command from script"
 	case scriptCallFlags[cmd.statsID]&callNoScript != 0:
 		return "This Redis command is not allowed from script"
+	}
+	if msg := r.h.scriptACLRefuses(r.caller, args); msg != "" {
+		return msg
+	}
+	switch {
 	case r.readOnly && (cmd.logged || scriptCallFlags[cmd.statsID]&callMayReplicate != 0):
 		return "Write commands are not allowed from read-only scripts."
 	case !cmd.logged:
