@@ -17,13 +17,13 @@ type aclState struct {
 	users map[string]*aclUser
 	// def is the default user: new connections start as it. ACL LOAD
 	// copies the file's default user into it rather than replace it.
-	def    *aclUser
+	def *aclUser
 	// defaultNames are the names of a new connection: none, and the
 	// default user.
 	defaultNames *clientNames
-	log    []*aclLogEntry // newest first
-	logMax atomic.Int64   // acllog-max-len
-	file   atomic.Pointer[string]
+	log          []*aclLogEntry // newest first
+	logMax       atomic.Int64   // acllog-max-len
+	file         atomic.Pointer[string]
 }
 
 // initACL makes the default user, before the settings are applied
