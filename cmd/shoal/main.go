@@ -228,6 +228,10 @@ func run(params *config.Table) error {
 	defer st.Close()
 	h := kv.New(st, kv.Options{Logger: logger, LogLevel: level, Params: params, ConfigFile: configFile})
 	defer h.Close()
+	// As Redis, an aclfile with an error refuses the start, naming the line.
+	if err := h.LoadACLFile(); err != nil {
+		return err
+	}
 
 	// The file is loaded before the port opens, so no client ever sees a
 	// partial keyspace or needs to handle -LOADING; a client connecting
