@@ -98,22 +98,7 @@ func (ks *keySpec) span(args [][]byte) (first, last, step int) {
 	step = max(ks.keyStep, 1)
 	switch {
 	case ks.keyword != "":
-		at := -1
-		if ks.from < 0 {
-			for i := len(args) + ks.from; i > 0; i-- {
-				if ascii.EqualFold(args[i], ks.keyword) {
-					at = i
-					break
-				}
-			}
-		} else {
-			for i := ks.from; i < len(args); i++ {
-				if ascii.EqualFold(args[i], ks.keyword) {
-					at = i
-					break
-				}
-			}
-		}
+		at := ks.keywordAt(args)
 		if at < 0 {
 			return 1, 0, 1
 		}

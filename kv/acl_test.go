@@ -305,11 +305,7 @@ func TestACLFileLoadAndSave(t *testing.T) {
 	}
 	write("user default on nopass ~* &* +@all\nuser amy on >pw ~a* -@all +get\n")
 	redisAddr := startRedis(t, "--aclfile", file)
-	params := config.New(config.Params())
-	if err := params.ParseFlags(flag.NewFlagSet("t", flag.ContinueOnError), []string{"--aclfile", file}, func(string) string { return "" }); err != nil {
-		t.Fatal(err)
-	}
-	shoal := startShoal(t, kv.Options{Params: params}, eventloop.Options{})
+	shoal := startShoal(t, kv.Options{Params: aclFileParams(t, file)}, eventloop.Options{})
 	if err := shoal.handler.LoadACLFile(); err != nil {
 		t.Fatal(err)
 	}
@@ -346,11 +342,7 @@ func TestACLFileWithAnErrorRefusesToStart(t *testing.T) {
 	if err := os.WriteFile(file, []byte("user a on\nuser b on +nosuch\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	params := config.New(config.Params())
-	if err := params.ParseFlags(flag.NewFlagSet("t", flag.ContinueOnError), []string{"--aclfile", file}, func(string) string { return "" }); err != nil {
-		t.Fatal(err)
-	}
-	shoal := startShoal(t, kv.Options{Params: params}, eventloop.Options{})
+	shoal := startShoal(t, kv.Options{Params: aclFileParams(t, file)}, eventloop.Options{})
 	err := shoal.handler.LoadACLFile()
 	if err == nil || !strings.Contains(err.Error(), file+":2: Error in applying operation '+nosuch': Unknown command or category name in ACL") {
 		t.Errorf("LoadACLFile of a bad file: %v", err)
@@ -389,4 +381,14 @@ func TestACLWithGoRedis(t *testing.T) {
 	if n, err := admin.Do(ctx, "ACL", "DELUSER", "app").Int(); err != nil || n != 1 {
 		t.Errorf("ACL DELUSER: %d, %v", n, err)
 	}
+}
+
+// aclFileParams is a settings table with aclfile set to file.
+func aclFileParams(t *testing.T, file string) *config.Table {
+	t.Helper()
+	params := config.New(config.Params())
+	if err := params.ParseFlags(flag.NewFlagSet("t", flag.ContinueOnError), []string{"--aclfile", file}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	return params
 }

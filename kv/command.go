@@ -110,22 +110,7 @@ func (c *command) keyPositions(dst []int, args [][]byte) []int {
 // (a range to the end), searching for it as Redis does: from ks.from,
 // forwards, or backwards when negative.
 func (ks keySpec) keywordPositions(dst []int, args [][]byte) []int {
-	at := -1
-	if ks.from < 0 {
-		for i := len(args) + ks.from; i > 0; i-- {
-			if ascii.EqualFold(args[i], ks.keyword) {
-				at = i
-				break
-			}
-		}
-	} else {
-		for i := ks.from; i < len(args); i++ {
-			if ascii.EqualFold(args[i], ks.keyword) {
-				at = i
-				break
-			}
-		}
-	}
+	at := ks.keywordAt(args)
 	if at < 0 {
 		return dst
 	}
@@ -133,6 +118,24 @@ func (ks keySpec) keywordPositions(dst []int, args [][]byte) []int {
 		dst = append(dst, i)
 	}
 	return dst
+}
+
+// keywordAt returns the position of ks's keyword in args, -1 if absent.
+func (ks keySpec) keywordAt(args [][]byte) int {
+	if ks.from < 0 {
+		for i := len(args) + ks.from; i > 0; i-- {
+			if ascii.EqualFold(args[i], ks.keyword) {
+				return i
+			}
+		}
+		return -1
+	}
+	for i := ks.from; i < len(args); i++ {
+		if ascii.EqualFold(args[i], ks.keyword) {
+			return i
+		}
+	}
+	return -1
 }
 
 // handlerFunc executes one command whose name and arity were already checked.
