@@ -14,8 +14,17 @@ import (
 // pipelining client would deliver them. Depth 1 is a non-pipelining client
 // (redis-benchmark -P 1), where per-batch work counts fully.
 func benchExecute(b *testing.B, setup, req, reply string, depth int) {
+	benchExecuteAs(b, nil, setup, req, reply, depth)
+}
+
+// benchExecuteAs is benchExecute with the client prepared by as (nil: a
+// client of no user, which no ACL check concerns).
+func benchExecuteAs(b *testing.B, as func(*Handler, *client), setup, req, reply string, depth int) {
 	h := benchHandler(b)
 	cl := benchClient(h)
+	if as != nil {
+		as(h, cl)
+	}
 	if setup != "" {
 		h.execute(cl, []byte(setup))
 	}
