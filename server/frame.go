@@ -108,6 +108,9 @@ func (f *frameFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 
 // serve appends the response to one request.
 func (f *frameFront) serve(req *frame.Request, out []byte) []byte {
+	if msg := f.kv.FrontDenied(f.ids[req.Op], req.Key); msg != "" { // the default user's ACL rules
+		return frame.AppendErrorResponse(out, msg)
+	}
 	if f.kv.Logging() && (req.Op == frame.OpSet || req.Op == frame.OpDel) {
 		return frame.AppendErrorResponse(out, errFrontNotLogged)
 	}

@@ -225,6 +225,12 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		return reply(400, "invalid percent-encoding in key "+quoteTarget(rawKey))
 	}
 	hc.key = key
+	if op, ok := f.commandOf(req.Method, incr); ok {
+		if msg := f.kv.FrontDenied(op, key); msg != "" { // the default user's ACL rules
+			hc.op = op
+			return reply(403, msg)
+		}
+	}
 	if incr {
 		if string(req.Method) != "POST" {
 			return appendNotAllowed(out, date, conn, req, "POST")
@@ -279,6 +285,21 @@ func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateCloc
 		return http1.AppendResponse(out, date, 204, conn, nil)
 	}
 	return appendNotAllowed(out, date, conn, req, "GET, HEAD, PUT, DELETE")
+}
+
+// commandOf returns the command a /kv request runs as, if its method has one.
+func (f *httpFront) commandOf(method []byte, incr bool) (kv.FrontCommand, bool) {
+	switch {
+	case incr:
+		return f.incrID, string(method) == "POST"
+	case isGetOrHead(method):
+		return f.getID, true
+	case string(method) == "PUT":
+		return f.setID, true
+	case string(method) == "DELETE":
+		return f.delID, true
+	}
+	return kv.NoCommand, false
 }
 
 // errFrontNotLogged answers a write over the HTTP or frame front while the
