@@ -3,6 +3,7 @@ package kv_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -318,8 +319,8 @@ func TestACLFileLoadAndSave(t *testing.T) {
 		got = append(got, amy.Do("AUTH", "amy", "pw"))
 		write("user default on nopass ~* &* +@all\nuser zed on nopass -@all +ping\n")
 		got = append(got, admin.Do("ACL", "LOAD"), admin.Do("ACL", "LIST"))
-		out, _ := amy.ReadUntilClose()
-		got = append(got, "amy's connection after the load: "+out)
+		out, err := amy.ReadUntilClose() // EOF is no error: closed
+		got = append(got, fmt.Sprintf("amy's connection after the load: %q, %v", out, err))
 		got = append(got, admin.Do("ACL", "SETUSER", "amy", "on", "#"+strings.Repeat("ab", 32), "%R~r*", "(+set ~s*)"))
 		got = append(got, admin.Do("ACL", "SAVE"))
 		saved, _ := os.ReadFile(file)
