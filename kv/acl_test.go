@@ -393,3 +393,25 @@ func aclFileParams(t *testing.T, file string) *config.Table {
 	}
 	return params
 }
+
+// TestACLSetUserIsRedacted: ACL SETUSER's rules may hold passwords, so
+// SLOWLOG shows them redacted, as redis-server does.
+func TestACLSetUserIsRedacted(t *testing.T) {
+	redisAddr := startRedis(t)
+	shoal := startShoal(t, kv.Options{}, eventloop.Options{})
+	run := func(addr string) string {
+		c := dialRaw(t, addr)
+		c.Do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+		c.Do("ACL", "SETUSER", "zoe", "on", ">secret")
+		entry := c.Do("SLOWLOG", "GET", "1")
+		c.Do("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+		if strings.Contains(entry, "secret") {
+			t.Errorf("%s: SLOWLOG shows the password: %q", addr, entry)
+		}
+		args := entry[strings.Index(entry, "ACL"):]
+		return args[:strings.LastIndex(args, "(redacted)")]
+	}
+	if want, got := run(redisAddr), run(shoal.addr); got != want {
+		t.Errorf("SLOWLOG's arguments of ACL SETUSER:\n shoal %q\n redis %q", got, want)
+	}
+}

@@ -152,12 +152,15 @@ func (h *Handler) feedMonitorLine(cl *client, cmd *command, args [][]byte) {
 }
 
 // argRedacted reports whether MONITOR and SLOWLOG hide argument i of a
-// command, as Redis does: AUTH's user and password, those after HELLO's
+// command, as Redis does: AUTH's user and password, ACL SETUSER's user and
+// rules, those after HELLO's
 // and MIGRATE's AUTH or AUTH2, and the value of a password CONFIG SET sets.
 func argRedacted(cmd *command, args [][]byte, i int) bool {
 	switch cmd.name {
 	case "auth":
 		return i >= 1
+	case "acl|setuser": // the name and the rules, which may hold passwords
+		return i >= 2
 	case "hello":
 		// HELLO's options follow the protocol version, parsed as Redis's
 		// helloCommand does: SETNAME skips its name (which may be "auth"),
