@@ -153,8 +153,8 @@ func (h *Handler) feedMonitorLine(cl *client, cmd *command, args [][]byte) {
 
 // argRedacted reports whether MONITOR and SLOWLOG hide argument i of a
 // command, as Redis does: AUTH's user and password, ACL SETUSER's user and
-// rules, those after HELLO's
-// and MIGRATE's AUTH or AUTH2, and the value of a password CONFIG SET sets.
+// rules, those after HELLO's and MIGRATE's AUTH or AUTH2, and the value of
+// a password CONFIG SET sets.
 func argRedacted(cmd *command, args [][]byte, i int) bool {
 	switch cmd.name {
 	case "auth":
