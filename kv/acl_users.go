@@ -103,8 +103,9 @@ func (r *aclRules) credentialsMatch(pass []byte) bool {
 }
 
 // authenticate checks user/pass and, if they match, makes cl that user,
-// authenticated. A failure is logged (reason auth) as Redis does.
-func (h *Handler) authenticate(cl *client, user, pass []byte) bool {
+// authenticated. A failure is logged (reason auth, the object the command
+// name as sent) as Redis does.
+func (h *Handler) authenticate(cl *client, cmdName, user, pass []byte) bool {
 	if u := h.user(user); u != nil && u.load().credentialsMatch(pass) {
 		cl.setUser(u)
 		cl.setAuthed(true)
@@ -114,7 +115,7 @@ func (h *Handler) authenticate(cl *client, user, pass []byte) bool {
 	if s := cl.sess.Load(); s != nil && s.multi {
 		ctx = aclCtxMulti
 	}
-	h.aclLog(cl, aclDeniedAuth, ctx, string(user), "AUTH")
+	h.aclLog(cl, aclDeniedAuth, ctx, string(user), string(cmdName))
 	return false
 }
 

@@ -42,7 +42,7 @@ func cmdAuth(h *Handler, cl *client, args [][]byte) {
 	} else {
 		user, pass = args[1], args[2]
 	}
-	if !h.authenticate(cl, user, pass) { // acl_users.go
+	if !h.authenticate(cl, args[0], user, pass) { // acl_users.go
 		cl.writeError(errWrongPass)
 		return
 	}
@@ -85,7 +85,7 @@ func cmdHello(h *Handler, cl *client, args [][]byte) {
 			return
 		}
 	}
-	if user != nil && !h.authenticate(cl, user, pass) {
+	if user != nil && !h.authenticate(cl, args[0], user, pass) {
 		cl.writeError(errWrongPass)
 		return
 	}
