@@ -17,7 +17,8 @@ import (
 // 'c', "\x41\n"), `include path` (a glob, as Redis 7.0) reads another file
 // there. A name Shoal has no parameter for is refused with its file and
 // line, as are Redis's directives that configure what Shoal does not have
-// (rename-command, user, loadmodule, sentinel). The last line of a
+// (rename-command, loadmodule, sentinel). `user` lines are ACL users, kept
+// for package kv (Users); CONFIG REWRITE keeps them as written. The last line of a
 // parameter wins, except the ones Redis reads as lists, whose lines add up
 // (save, client-output-buffer-limit: one class per line).
 
@@ -56,14 +57,26 @@ func (t *Table) ApplyFile(path string) error {
 	}
 	values := make(map[*row]string)
 	var order []*row
+	var users []UserDirective
 	for _, d := range dirs {
 		name := strings.ToLower(d.args[0])
 		fail := func(reason string) error {
 			return &FileError{File: d.file, Line: d.line, Text: d.text, Reason: reason}
 		}
 		switch name {
-		case "rename-command", "user", "loadmodule", "sentinel":
-			return fail("Shoal does not serve '" + name + "' (no ACL users, modules, sentinel or command renaming)")
+		case "rename-command", "loadmodule", "sentinel":
+			return fail("Shoal does not serve '" + name + "' (no modules, sentinel or command renaming)")
+		case "user": // ACL users, applied by package kv at startup
+			if len(d.args) < 2 {
+				return fail("Bad directive or wrong number of arguments")
+			}
+			for _, u := range users {
+				if u.Args[0] == d.args[1] {
+					return fail("Duplicate user found. A user can only be defined once in config files")
+				}
+			}
+			users = append(users, UserDirective{File: d.file, Line: d.line, Args: d.args[1:]})
+			continue
 		}
 		r := t.byName[name]
 		if r == nil {
@@ -90,6 +103,7 @@ func (t *Table) ApplyFile(path string) error {
 		canon, _ := r.Kind.Parse(values[r])
 		r.value, r.explicit = canon, true
 	}
+	t.users = users
 	return nil
 }
 

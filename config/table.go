@@ -42,6 +42,22 @@ type Table struct {
 	mu     sync.Mutex
 	rows   []*row
 	byName map[string]*row // lower-case names and aliases
+	users  []UserDirective // the configuration file's user lines, in order
+}
+
+// UserDirective is a configuration file's "user <name> <rules>..." line,
+// which package kv applies (Redis's ACL users; not a parameter).
+type UserDirective struct {
+	File string
+	Line int
+	Args []string // the name, then the rules
+}
+
+// Users returns the configuration file's user lines.
+func (t *Table) Users() []UserDirective {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]UserDirective(nil), t.users...)
 }
 
 type row struct {

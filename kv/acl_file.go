@@ -1,10 +1,13 @@
 package kv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/shoalkv/shoal/config"
 )
 
 // The aclfile: one user per line, "user <name> <rules>...", as ACL SAVE
@@ -135,16 +138,59 @@ func (h *Handler) saveACLFile(file string) error {
 	return nil
 }
 
-// LoadACLFile loads the aclfile setting's users, if one is set: the server
-// calls it at startup and refuses to start on an error, which names the
-// file and line of each bad rule.
+// LoadACLFile loads the users of the configuration file's user lines
+// or, if one is set, of the aclfile (not both, as Redis): the server calls
+// it at startup and refuses to start on an error, which names the file and
+// line of each bad rule.
 func (h *Handler) LoadACLFile() error {
 	file := *h.acl.file.Load()
+	lines := h.params.Users()
+	if file != "" && len(lines) > 0 {
+		return errors.New("configuring users in the configuration file and an aclfile at the same time is invalid, as in Redis: define either an aclfile or user lines, not both")
+	}
+	if len(lines) > 0 {
+		return h.loadConfigUsers(lines)
+	}
 	if file == "" {
 		return nil
 	}
 	if msg := h.loadACLFile(nil, file); msg != "" {
 		return fmt.Errorf("aborting startup because of ACL errors: %s", msg)
 	}
+	return nil
+}
+
+// loadConfigUsers applies the configuration file's user lines at startup,
+// as Redis's ACLLoadConfiguredUsers: the default user is reset first.
+func (h *Handler) loadConfigUsers(lines []config.UserDirective) error {
+	for _, d := range lines {
+		name := d.Args[0]
+		if hasSpaceOrNul(name) {
+			return fmt.Errorf("%s:%d: spaces not allowed in ACL usernames", d.File, d.Line)
+		}
+		ops, open := mergeSelectorArgs(d.Args[1:])
+		if open >= 0 {
+			return fmt.Errorf("%s:%d: unmatched parenthesis in acl selector starting at '%s'", d.File, d.Line, d.Args[1+open])
+		}
+		r := newRules()
+		if name == "default" {
+			_ = r.apply("reset") // which Redis applies to the default user, flagging it sanitize-payload
+		}
+		for _, op := range ops {
+			if msg := r.apply(op); msg != "" {
+				return fmt.Errorf("%s:%d: Error loading ACL rule '%s' for the user named '%s': %s", d.File, d.Line, op, name, msg)
+			}
+		}
+		r.finish()
+		h.acl.mu.Lock()
+		u := h.acl.users[name]
+		if u == nil {
+			u = &aclUser{name: name}
+			h.acl.users[name] = u
+		}
+		u.rules.Store(r)
+		h.acl.mu.Unlock()
+	}
+	h.refreshAuthRequired()
 	return nil
 }

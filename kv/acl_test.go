@@ -416,3 +416,47 @@ func TestACLSetUserIsRedacted(t *testing.T) {
 		t.Errorf("SLOWLOG's arguments of ACL SETUSER:\n shoal %q\n redis %q", got, want)
 	}
 }
+
+// TestACLUsersInTheConfigFile: "user" lines of the configuration file
+// make users at startup (the default user is reset first, as Redis); a bad
+// rule refuses the start naming its file and line, and so does a
+// configuration with both user lines and an aclfile.
+func TestACLUsersInTheConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "shoal.conf")
+	load := func(text string) (*shoalServer, error) {
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		params := config.New(config.Params())
+		if err := params.ApplyFile(conf); err != nil {
+			return nil, err
+		}
+		shoal := startShoal(t, kv.Options{Params: params}, eventloop.Options{})
+		return shoal, shoal.handler.LoadACLFile()
+	}
+	shoal, err := load("port 0\nuser default on >pw ~* &* +@all\nuser app on nopass -@all +get ~k* (+set ~s*)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dialRaw(t, shoal.addr)
+	if r := c.Do("PING"); r != "-NOAUTH Authentication required.\r\n" {
+		t.Errorf("PING before AUTH: %q", r)
+	}
+	c.Do("AUTH", "pw")
+	// As redis-server 7.0.15 lists them from the same lines.
+	want := "*2\r\n$78\r\nuser app on nopass ~k* resetchannels -@all +get (~s* resetchannels -@all +set)\r\n" +
+		"$110\r\nuser default on sanitize-payload #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~* &* +@all\r\n"
+	if r := c.Do("ACL", "LIST"); r != want {
+		t.Errorf("ACL LIST:\n got %q\nwant %q", r, want)
+	}
+	if _, err := load("user app on +nosuch\n"); err == nil || !strings.Contains(err.Error(), conf+":1: Error loading ACL rule '+nosuch' for the user named 'app': Unknown command or category name in ACL") {
+		t.Errorf("a bad rule: %v", err)
+	}
+	if _, err := load("user app on\nuser app off\n"); err == nil || !strings.Contains(err.Error(), "Duplicate user found") {
+		t.Errorf("a user twice: %v", err)
+	}
+	if _, err := load("user app on\naclfile " + filepath.Join(dir, "users.acl") + "\n"); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Errorf("user lines and an aclfile: %v", err)
+	}
+}
