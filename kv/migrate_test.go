@@ -746,7 +746,9 @@ func TestMigrateReachesReplicas(t *testing.T) {
 }
 
 // TestMigrateLargeValues: values past the 64 KiB write chunk, a string
-// and a list, arrive whole at redis-server and back at Shoal.
+// and a list, arrive whole at redis-server and back at Shoal. The timeout
+// is generous: 3 MB and its RESTORE under -race on a loaded machine took
+// past 5 s.
 func TestMigrateLargeValues(t *testing.T) {
 	ours := startShoal(t, kv.Options{}, eventloop.Options{}).addr
 	ref := startRedis(t)
@@ -764,7 +766,7 @@ func TestMigrateLargeValues(t *testing.T) {
 	c.Do(args...)
 	wantList := c.Do("LRANGE", "l", "0", "-1")
 	host, port := hostPort(t, ref)
-	if rep := c.Do("MIGRATE", host, port, "", "0", "5000", "KEYS", "s", "l"); rep != "+OK\r\n" {
+	if rep := c.Do("MIGRATE", host, port, "", "0", "60000", "KEYS", "s", "l"); rep != "+OK\r\n" {
 		t.Fatalf("MIGRATE to redis-server: %q", rep)
 	}
 	if got := r.Do("GET", "s"); got != "$"+strconv.Itoa(len(big))+"\r\n"+big+"\r\n" {
@@ -774,7 +776,7 @@ func TestMigrateLargeValues(t *testing.T) {
 		t.Errorf("LRANGE l on redis-server differs (%d bytes, want %d)", len(got), len(wantList))
 	}
 	host, port = hostPort(t, ours)
-	if rep := r.Do("MIGRATE", host, port, "", "0", "5000", "KEYS", "s", "l"); rep != "+OK\r\n" {
+	if rep := r.Do("MIGRATE", host, port, "", "0", "60000", "KEYS", "s", "l"); rep != "+OK\r\n" {
 		t.Fatalf("MIGRATE back to Shoal: %q", rep)
 	}
 	if got := c.Do("STRLEN", "s"); got != ":"+strconv.Itoa(len(big))+"\r\n" {
