@@ -280,19 +280,11 @@ func TestUnixSocketBesideTCP(t *testing.T) {
 
 // TestUnixSocketBesideTLSAlone: --port 0 with a --tls-port and a socket
 // serves both, the TLS port as the main address and the socket beside it.
-// TLS needs the native engine (gnet refuses a TLS port), so on gnet shoal
-// refuses this configuration.
+// TLS needs the native engine, which the TLS tests' flags ask for.
 func TestUnixSocketBesideTLSAlone(t *testing.T) {
 	f := newTLSFiles(t)
 	sock, tlsPort := filepath.Join(t.TempDir(), "shoal.sock"), freePort(t)
-	args := f.args(tlsPort, "--port", "0", "--tls-auth-clients", "no", "--unixsocket", sock)
-	if onGnet() {
-		if out, err := exec.Command(shoalBin, args...).CombinedOutput(); err == nil {
-			t.Fatalf("on gnet a TLS port and a socket started; output:\n%s", out)
-		}
-		return
-	}
-	p := startUnix(t, sock, args...)
+	p := startUnix(t, sock, f.args(tlsPort, "--port", "0", "--tls-auth-clients", "no", "--unixsocket", sock)...)
 	c, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(tlsPort), f.clientConfig())
 	if err != nil {
 		t.Fatal(err)
