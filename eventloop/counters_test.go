@@ -31,11 +31,14 @@ func TestCountersCountTraffic(t *testing.T) {
 	if k := s.Counters()[0]; !counted(k) {
 		t.Fatalf("after 3 echoes: %+v", k)
 	}
+	// The idle close and the open-connection count are two counters the
+	// loop updates one after the other: wait for both.
+	closed := func(k LoopCounters) bool { return k.IdleCloses == 1 && k.Conns == 0 }
 	deadline = time.Now().Add(5 * time.Second)
-	for s.Counters()[0].IdleCloses == 0 && time.Now().Before(deadline) {
+	for !closed(s.Counters()[0]) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if k := s.Counters()[0]; k.IdleCloses != 1 || k.Conns != 0 {
+	if k := s.Counters()[0]; !closed(k) {
 		t.Fatalf("after the idle timeout: %+v", k)
 	}
 }
