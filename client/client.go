@@ -201,10 +201,17 @@ func (cl *Client) run(ctx context.Context, c *call) error {
 	if reader {
 		l.readUntil(c)
 	}
+	done := ctx.Done()
+	if done == nil {
+		// A plain receive: a select with a nil case still pays for
+		// locking and queueing on every channel it names.
+		<-c.done
+		return nil
+	}
 	select {
 	case <-c.done:
 		return nil
-	case <-ctx.Done():
+	case <-done:
 		if c.abandon() {
 			return ctx.Err()
 		}
