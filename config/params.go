@@ -31,7 +31,7 @@ func Params() []Param {
 		{Name: "maxclients", Kind: Int(1, math.MaxInt32), Default: "10000", Usage: "maximum simultaneous clients"},
 		{Name: "timeout", Aliases: []string{"idle-timeout"}, Kind: Duration(0), Default: "0", Usage: "close clients idle this long, e.g. 300s (0: never)"},
 		{Name: "tcp-keepalive", Kind: Int(0, math.MaxInt32), Default: "300", Usage: "seconds between TCP keepalive probes to idle clients, to notice dead peers (0: off; applies at startup)"},
-		{Name: "max-query-buffer", Kind: Memory(1<<10, 1<<40), Default: "64mb", Usage: "close a client whose unparsed input exceeds this"},
+		{Name: "max-query-buffer", Aliases: []string{"client-query-buffer-limit"}, Kind: Memory(1<<10, 1<<40), Default: "64mb", Usage: "close a client whose unparsed input exceeds this (Redis's client-query-buffer-limit, whose default is 1gb)"},
 		{Name: "loops", Kind: Int(0, math.MaxInt16), Default: "0", Usage: "event loops (0: GOMAXPROCS)"},
 		{Name: "balancer", Kind: Enum("roundrobin", "leastconn", "loadaware"), Default: "loadaware", Usage: "connection balancer"},
 		{Name: "engine", Kind: Enum("native", "gnet"), Default: "native", Usage: "event-loop engine: Shoal's own loops or gnet v2"},

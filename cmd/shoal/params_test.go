@@ -163,3 +163,39 @@ func TestConfigFile(t *testing.T) {
 		t.Fatalf("a bad line: %v, output %q; want exit 2 naming %s:2", err, out, bad)
 	}
 }
+
+// TestClientQueryBufferLimitIsMaxQueryBuffer: Redis's name for the bound on
+// a client's unparsed input sets Shoal's max-query-buffer, so a redis.conf
+// or a flag that sets it bounds the same thing: CONFIG GET answers it under
+// both names, and a client whose unparsed input passes it is closed.
+func TestClientQueryBufferLimitIsMaxQueryBuffer(t *testing.T) {
+	p := startBinary(t, "--client-query-buffer-limit", "4kb")
+	c := client(t, p.addr())
+	ctx := context.Background()
+	for _, name := range []string{"client-query-buffer-limit", "max-query-buffer"} {
+		got, err := c.ConfigGet(ctx, name).Result()
+		if err != nil || got[name] != "4096" {
+			t.Fatalf("CONFIG GET %s: %v %v", name, got, err)
+		}
+	}
+	conn := p.dial(t)
+	// A bulk string announced at 1 MB, of which 16 KB arrive: unparsed
+	// input past the 4 KB bound.
+	if _, err := conn.Write([]byte("*2\r\n$3\r\nGET\r\n$1048576\r\n" + strings.Repeat("x", 16<<10))); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 512)
+	for {
+		if _, err := conn.Read(buf); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatal("the connection stayed open past client-query-buffer-limit")
+			}
+			break // closed, as the bound promises
+		}
+	}
+	// The server goes on serving others.
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING after the close: %v", err)
+	}
+}
