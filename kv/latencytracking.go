@@ -94,3 +94,22 @@ func (t *commandTotals) hasHistogram() bool {
 	}
 	return false
 }
+
+// histogramCount is how many timed calls t's histogram holds: the timed
+// sample, less the calls timed while latency-tracking was off.
+func (t *commandTotals) histogramCount() uint64 {
+	var n uint64
+	for _, c := range t.buckets {
+		n += c
+	}
+	return n
+}
+
+// scaled turns a count of timed calls into calls, by the ratio of all
+// calls to timed ones (about 16).
+func (t *commandTotals) scaled(n uint64) uint64 {
+	if t.timed == 0 {
+		return n
+	}
+	return n * t.calls / t.timed
+}

@@ -732,7 +732,9 @@ func cmdMemoryHelp(_ *Handler, cl *client, _ [][]byte) {
 // RESET resets nothing, as from a Redis with the monitor off. HISTOGRAM
 // reports the per-command latency INFO latencystats is made from: the
 // timed sample (1 in 16 calls) in power-of-two buckets, scaled to all
-// calls.
+// calls. Its calls are the histogram's, as Redis's: calls made while
+// latency-tracking is off are not in it, and a command never tracked is
+// not listed.
 
 func cmdLatencyEmpty(_ *Handler, cl *client, _ [][]byte) { cl.writeArray(0) }
 
@@ -752,14 +754,14 @@ func cmdLatencyHistogram(h *Handler, cl *client, args [][]byte) {
 	var ids []int
 	if len(args) == 2 {
 		for id := range totals {
-			if totals[id].calls > 0 {
+			if totals[id].histogramCount() > 0 {
 				ids = append(ids, id)
 			}
 		}
 	} else {
 		for _, name := range args[2:] {
 			for id, c := range commandsByID {
-				if ascii.EqualFold(name, c.name) && totals[id].calls > 0 && !containsInt(ids, id) {
+				if ascii.EqualFold(name, c.name) && totals[id].histogramCount() > 0 && !containsInt(ids, id) {
 					ids = append(ids, id)
 				}
 			}
@@ -771,7 +773,7 @@ func cmdLatencyHistogram(h *Handler, cl *client, args [][]byte) {
 		cl.writeBulkStr(commandsByID[id].name)
 		cl.writeMap(2)
 		cl.writeBulkStr("calls")
-		cl.writeInt(int64(t.calls))
+		cl.writeInt(int64(t.scaled(t.histogramCount())))
 		cl.writeBulkStr("histogram_usec")
 		var n int
 		for _, c := range t.buckets {
@@ -788,11 +790,7 @@ func cmdLatencyHistogram(h *Handler, cl *client, args [][]byte) {
 			cum += c
 			bound := bucketBound(min(i, latencyBuckets-1)) / 1024 // µs, as powers of two
 			cl.writeInt(bound)
-			scaled := cum
-			if t.timed > 0 {
-				scaled = cum * t.calls / t.timed
-			}
-			cl.writeInt(int64(scaled))
+			cl.writeInt(int64(t.scaled(cum)))
 		}
 	}
 }

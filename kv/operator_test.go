@@ -78,4 +78,23 @@ func TestLatencyHistogramCountsCalls(t *testing.T) {
 	if last := lines[len(lines)-1]; last != ":320" {
 		t.Fatalf("the distribution ends at %s, want :320: %q", last, r)
 	}
+	// Calls made with latency-tracking off are not in the histogram, as
+	// in Redis: its calls stay at 320, and a command first called then
+	// is not listed.
+	c.Do("CONFIG", "SET", "latency-tracking", "no")
+	for i := 0; i < 320; i++ {
+		c.Do("ECHO", "x")
+	}
+	for i := 0; i < 320; i++ {
+		c.Do("PING")
+	}
+	c.Do("CONFIG", "SET", "latency-tracking", "yes")
+	r = c.Do("LATENCY", "HISTOGRAM", "echo", "ping")
+	lines = strings.Split(strings.TrimSuffix(r, "\r\n"), "\r\n")
+	if len(lines) < 10 || lines[0] != "*2" || lines[2] != "echo" || lines[6] != ":320" {
+		t.Fatalf("LATENCY HISTOGRAM echo ping after 320 untracked calls of each: %q", r)
+	}
+	if strings.Contains(r, "ping") {
+		t.Fatalf("PING, never tracked, is listed: %q", r)
+	}
 }
