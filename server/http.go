@@ -70,11 +70,11 @@ var (
 
 // httpConn is one HTTP connection's state; its loop goroutine only.
 type httpConn struct {
+	httpState
 	req       http1.Request
-	key       []byte          // the decoded key of the current request
-	scratch   []byte          // a GET's value before its head is written
-	continued bool            // 100 Continue sent for the request at the front
-	op        kv.FrontCommand // the command the request ran, or kv.NoCommand
+	resp      httpResponse
+	continued bool // 100 Continue sent for the request at the front
+	served    bool // a request has been parsed: no HTTP/2 preface can come now
 }
 
 // OnBoot implements eventloop.BootHandler: it starts the Date clock and
@@ -146,11 +146,13 @@ func (f *httpFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 			return len(in)
 		}
 		consumed += n
-		hc.continued = false
+		hc.continued, hc.served = false, true
 		hc.op = kv.NoCommand
-		start, timer := len(out), batch.Start()
-		out = f.serve(hc, &hc.req, date, out)
-		timer.Done(hc.op, httpFailed(out[start:]))
+		timer := batch.Start()
+		req := httpRequest{method: hc.req.Method, target: hc.req.Target, body: hc.req.Body, h1: &hc.req}
+		f.serve(&hc.httpState, &req, &hc.resp)
+		out = hc.resp.appendHTTP1(out, date, hc.req.ConnHeader())
+		timer.Done(hc.op, httpFailed(hc.resp.status))
 		if hc.req.Close {
 			c.SetOutputBuffer(out)
 			_ = c.Close()
@@ -184,107 +186,120 @@ func (hc *httpConn) maybeContinue(p *http1.Parser, in, out []byte) []byte {
 	return out
 }
 
-// serve answers one parsed request.
-func (f *httpFront) serve(hc *httpConn, req *http1.Request, date *http1.DateClock, out []byte) []byte {
-	path, query := splitTarget(req.Target)
-	conn := req.ConnHeader()
-	reply := func(status int, msg string) []byte {
-		return appendHTTPText(out, date, status, conn, req, msg)
-	}
+// serve answers one request, in either HTTP version, into r (whose body
+// may alias st's buffers until the next request).
+func (f *httpFront) serve(st *httpState, req *httpRequest, r *httpResponse) {
+	*r = httpResponse{head: isHead(req.method)}
+	path, query := splitTarget(req.target)
 	if string(path) == "/healthz" {
-		if !isGetOrHead(req.Method) {
-			return appendNotAllowed(out, date, conn, req, "GET, HEAD")
+		if !isGetOrHead(req.method) {
+			st.notAllowed(r, req, &allowGetHead)
+			return
 		}
-		return reply(200, "ok")
+		st.text(r, 200, "ok")
+		return
 	}
 	if !f.authorized(req) {
-		return http1.AppendResponse(out, date, 401, conn, headBody(req, "authentication required\n"), textPlain, authChallenge)
+		st.text(r, 401, "authentication required")
+		r.extra = &authChallenge
+		if r.head {
+			r.length = 0 // as before the refactor: a HEAD's 401 says Content-Length: 0
+		}
+		return
 	}
 	if string(path) == "/metrics" {
-		if !isGetOrHead(req.Method) {
-			return appendNotAllowed(out, date, conn, req, "GET, HEAD")
+		if !isGetOrHead(req.method) {
+			st.notAllowed(r, req, &allowGetHead)
+			return
 		}
-		body := f.h.appendMetrics(hc.scratch[:0])
-		out = http1.AppendResponseHead(out, date, 200, conn, int64(len(body)), promContentType)
-		if !isHead(req.Method) {
-			out = append(out, body...)
-		}
-		hc.keepScratch(body)
-		return out
+		body := f.h.appendMetrics(st.scratch[:0])
+		st.keepScratch(body)
+		r.set(200, &promContentType, body)
+		return
 	}
 	rawKey, ok := bytes.CutPrefix(path, []byte("/kv/"))
 	if !ok {
-		return reply(404, "not found: "+quoteTarget(path))
+		st.text(r, 404, "not found: "+quoteTarget(path))
+		return
 	}
 	incr := false
 	if k, found := bytes.CutSuffix(rawKey, []byte("/incr")); found {
 		rawKey, incr = k, true
 	}
-	key, ok := percentDecode(hc.key[:0], rawKey)
+	key, ok := percentDecode(st.key[:0], rawKey)
 	if !ok {
-		return reply(400, "invalid percent-encoding in key "+quoteTarget(rawKey))
+		st.text(r, 400, "invalid percent-encoding in key "+quoteTarget(rawKey))
+		return
 	}
-	hc.key = key
-	if op, ok := f.commandOf(req.Method, incr); ok {
+	st.key = key
+	if op, ok := f.commandOf(req.method, incr); ok {
 		if msg := f.kv.FrontDenied(op, key); msg != "" { // the default user's ACL rules
-			hc.op = op
-			return reply(403, msg)
+			st.op = op
+			st.text(r, 403, msg)
+			return
 		}
 	}
 	if incr {
-		if string(req.Method) != "POST" {
-			return appendNotAllowed(out, date, conn, req, "POST")
+		if string(req.method) != "POST" {
+			st.notAllowed(r, req, &allowPost)
+			return
 		}
-		hc.op = f.incrID
-		return f.incr(key, query, req, date, out)
+		st.op = f.incrID
+		f.incr(st, key, query, r)
+		return
 	}
-	switch string(req.Method) {
+	switch string(req.method) {
 	case "GET", "HEAD":
-		hc.op = f.getID
-		val, found, err := f.kv.Store().Get(hc.scratch[:0], key)
-		hc.keepScratch(val)
+		st.op = f.getID
+		val, found, err := f.kv.Store().Get(st.scratch[:0], key)
+		st.keepScratch(val)
 		switch {
 		case err != nil:
-			return reply(409, err.Error())
+			st.text(r, 409, err.Error())
 		case !found:
-			return reply(404, "no such key")
+			st.text(r, 404, "no such key")
+		default:
+			r.set(200, &octetStream, val)
 		}
-		out = http1.AppendResponseHead(out, date, 200, conn, int64(len(val)), octetStream)
-		if !isHead(req.Method) {
-			out = append(out, val...)
-		}
-		return out
+		return
 	case "PUT":
-		hc.op = f.setID
+		st.op = f.setID
 		if f.kv.Logging() {
-			return reply(503, errFrontNotLogged)
+			st.text(r, 503, errFrontNotLogged)
+			return
 		}
 		o := store.SetOptions{}
 		if ttl, present := queryParam(query, "ttl"); present {
 			secs, ok := ascii.ParseInt(ttl)
 			if !ok || secs <= 0 || secs > maxTTLSeconds {
-				return reply(400, "invalid ttl "+strconv.Quote(string(ttl))+": want whole seconds from 1 to "+strconv.FormatInt(maxTTLSeconds, 10))
+				st.text(r, 400, "invalid ttl "+strconv.Quote(string(ttl))+": want whole seconds from 1 to "+strconv.FormatInt(maxTTLSeconds, 10))
+				return
 			}
 			o.ExpireAt = f.kv.Store().Now() + secs*1000
 		}
-		if _, _, _, err := f.kv.Store().Set(nil, key, req.Body, o); err != nil {
-			return reply(storeErrorStatus(err), err.Error())
+		if _, _, _, err := f.kv.Store().Set(nil, key, req.body, o); err != nil {
+			st.text(r, storeErrorStatus(err), err.Error())
+			return
 		}
 		f.kv.Wrote(f.setID, key, o.ExpireAt != 0)
-		return http1.AppendResponse(out, date, 204, conn, nil)
+		r.set(204, nil, nil)
+		return
 	case "DELETE":
-		hc.op = f.delID
+		st.op = f.delID
 		if f.kv.Logging() {
-			return reply(503, errFrontNotLogged)
+			st.text(r, 503, errFrontNotLogged)
+			return
 		}
 		one := [1][]byte{key}
 		if f.kv.Store().Del(one[:]) == 0 {
-			return reply(404, "no such key")
+			st.text(r, 404, "no such key")
+			return
 		}
 		f.kv.Wrote(f.delID, key, false)
-		return http1.AppendResponse(out, date, 204, conn, nil)
+		r.set(204, nil, nil)
+		return
 	}
-	return appendNotAllowed(out, date, conn, req, "GET, HEAD, PUT, DELETE")
+	st.notAllowed(r, req, &allowAll)
 }
 
 // commandOf returns the command a /kv request runs as, if its method has one.
@@ -311,38 +326,34 @@ const errFrontNotLogged = "writes over this front are not logged to the append-o
 const maxTTLSeconds = 1 << 40
 
 // incr is POST /kv/{key}/incr: INCRBY with ?by= (default 1).
-func (f *httpFront) incr(key, query []byte, req *http1.Request, date *http1.DateClock, out []byte) []byte {
-	conn := req.ConnHeader()
+func (f *httpFront) incr(st *httpState, key, query []byte, r *httpResponse) {
 	by := int64(1)
 	if v, present := queryParam(query, "by"); present {
 		n, ok := ascii.ParseInt(v)
 		if !ok {
-			return appendHTTPText(out, date, 400, conn, req, "invalid by "+strconv.Quote(string(v))+": "+store.ErrNotInteger.Error())
+			st.text(r, 400, "invalid by "+strconv.Quote(string(v))+": "+store.ErrNotInteger.Error())
+			return
 		}
 		by = n
 	}
 	if f.kv.Logging() {
-		return appendHTTPText(out, date, 503, conn, req, errFrontNotLogged)
+		st.text(r, 503, errFrontNotLogged)
+		return
 	}
 	n, err := f.kv.Store().IncrBy(key, by)
 	if err != nil {
-		return appendHTTPText(out, date, storeErrorStatus(err), conn, req, err.Error())
+		st.text(r, storeErrorStatus(err), err.Error())
+		return
 	}
 	f.kv.Wrote(f.incrID, key, false)
-	var num [20]byte
-	return http1.AppendResponse(out, date, 200, conn, strconv.AppendInt(num[:0], n, 10), textPlain)
+	st.textBuf = strconv.AppendInt(st.textBuf[:0], n, 10)
+	r.set(200, &textPlain, st.textBuf)
 }
 
-// httpFailed reports whether resp, one response, is an error as a Redis
+// httpFailed reports whether a response's status is an error as a Redis
 // client would see it: 4xx and 5xx, but for 404 (a missing key is a nil
 // reply, not an error).
-func httpFailed(resp []byte) bool {
-	if len(resp) < 12 {
-		return false
-	}
-	status := resp[9:12]
-	return status[0] >= '4' && string(status) != "404"
-}
+func httpFailed(status int) bool { return status >= 400 && status != 404 }
 
 // storeErrorStatus maps a store error to an HTTP status: 409 when the
 // key's current value is in the way, 507 when memory is.
@@ -356,33 +367,6 @@ func storeErrorStatus(err error) int {
 	return 409 // WRONGTYPE, not an integer, overflow
 }
 
-// appendHTTPText appends a response with a one-line text body (msg and a
-// newline); for HEAD only the head.
-func appendHTTPText(out []byte, date *http1.DateClock, status int, conn http1.ConnHeader, req *http1.Request, msg string) []byte {
-	body := len(msg) + 1
-	out = http1.AppendResponseHead(out, date, status, conn, int64(body), textPlain)
-	if isHead(req.Method) {
-		return out
-	}
-	out = append(out, msg...)
-	return append(out, '\n')
-}
-
-func appendNotAllowed(out []byte, date *http1.DateClock, conn http1.ConnHeader, req *http1.Request, allow string) []byte {
-	msg := "method " + strconv.Quote(string(req.Method)) + " not allowed; allowed: " + allow + "\n"
-	return http1.AppendResponse(out, date, 405, conn, headBody(req, msg), textPlain,
-		http1.Header{Name: []byte("Allow"), Value: []byte(allow)})
-}
-
-// headBody returns msg as a body, or nil for HEAD (whose Content-Length
-// then says 0 rather than the GET's length: acceptable for errors).
-func headBody(req *http1.Request, msg string) []byte {
-	if isHead(req.Method) {
-		return nil
-	}
-	return []byte(msg)
-}
-
 func isHead(m []byte) bool      { return string(m) == "HEAD" }
 func isGetOrHead(m []byte) bool { return string(m) == "GET" || string(m) == "HEAD" }
 func quoteTarget(b []byte) string {
@@ -390,15 +374,6 @@ func quoteTarget(b []byte) string {
 		return strconv.Quote(string(b[:64])) + "..."
 	}
 	return strconv.Quote(string(b))
-}
-
-// keepScratch keeps b's array for the next request unless it grew large.
-func (hc *httpConn) keepScratch(b []byte) {
-	if cap(b) <= 64<<10 {
-		hc.scratch = b[:0]
-	} else {
-		hc.scratch = nil
-	}
 }
 
 // splitTarget returns the path and query of an origin-form target
@@ -457,11 +432,11 @@ func percentDecode(dst, s []byte) ([]byte, bool) {
 // token or as the password of Basic credentials (any user name, as AUTH
 // with a single argument). Checked per request: CONFIG SET requirepass on
 // the RESP side applies at once.
-func (f *httpFront) authorized(req *http1.Request) bool {
+func (f *httpFront) authorized(req *httpRequest) bool {
 	if !f.kv.AuthRequired() {
 		return true
 	}
-	auth := req.Header("authorization")
+	auth := req.authorization()
 	scheme, cred, _ := bytes.Cut(auth, []byte(" "))
 	cred = bytes.TrimLeft(cred, " ")
 	switch {
