@@ -40,6 +40,7 @@ type listener struct {
 	onOpen     OpenHandler
 	onClose    CloseHandler
 	onShutdown ShutdownHandler
+	onDrain    DrainHandler
 	reject     []byte
 	tls        *tls.Config // nil: plaintext; else a copy of the caller's (tlsListenerConfig)
 	bound      net.Addr    // set in Start, under Server.mu
@@ -54,6 +55,7 @@ func newListener(network, addr string, h Handler, reject []byte, tc *tls.Config)
 	ln.onOpen, _ = h.(OpenHandler)
 	ln.onClose, _ = h.(CloseHandler)
 	ln.onShutdown, _ = h.(ShutdownHandler)
+	ln.onDrain, _ = h.(DrainHandler)
 	return ln
 }
 

@@ -49,6 +49,16 @@ func (l *loop) onOpen(h OpenHandler, c *Conn) {
 	h.OnOpen(c)
 }
 
+// onDrain calls h.OnDrain; a panic closes c.
+func (l *loop) onDrain(h DrainHandler, c *Conn) {
+	defer func() {
+		if v := recover(); v != nil {
+			l.abort(c, l.srv.handlerPanicked("OnDrain", c.fd, v))
+		}
+	}()
+	h.OnDrain(c)
+}
+
 // onClose calls h.OnClose; a panic is logged and counted, and the close
 // goes on.
 func (l *loop) onClose(h CloseHandler, c *Conn, err error) {

@@ -39,6 +39,13 @@ type OpenHandler interface{ OnOpen(c *Conn) }
 // or a graceful shutdown) and says why otherwise.
 type CloseHandler interface{ OnClose(c *Conn, err error) }
 
+// DrainHandler is implemented by handlers that want to tell their peers
+// the server is going away (HTTP/2's GOAWAY). OnDrain runs on c's loop
+// goroutine once Shutdown begins, for each open connection, before the
+// input already received is answered; output it writes is sent before
+// the close. Not on Options.Engine (gnet).
+type DrainHandler interface{ OnDrain(c *Conn) }
+
 // ShutdownHandler is implemented by handlers that want to know when the
 // server has stopped. OnShutdown runs once per address the handler serves
 // (Options.Addr, Options.Listeners), after all loops have stopped.

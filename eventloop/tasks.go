@@ -129,6 +129,10 @@ func (l *loop) beginDrain() {
 			continue
 		}
 		c.flags |= flagDrainInput
+		if h := c.ln.onDrain; h != nil && (c.ln.tls == nil || l.tlsOpened(c)) {
+			l.onDrain(h, c)
+			l.markDirty(c)
+		}
 		if c.flags&flagReading != 0 {
 			l.loopRead(c)
 		} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/kv"
 	"github.com/shoalkv/shoal/proto/http1"
+	"github.com/shoalkv/shoal/proto/http2"
 	"github.com/shoalkv/shoal/store"
 )
 
@@ -66,6 +67,7 @@ var (
 	_ eventloop.OpenHandler     = (*httpFront)(nil)
 	_ eventloop.BootHandler     = (*httpFront)(nil)
 	_ eventloop.ShutdownHandler = (*httpFront)(nil)
+	_ eventloop.DrainHandler    = (*httpFront)(nil)
 )
 
 // httpConn is one HTTP connection's state; its loop goroutine only.
@@ -108,7 +110,19 @@ func (f *httpFront) OnOpen(c *eventloop.Conn) {
 		_ = c.Close()
 		return
 	}
+	if st, ok := c.TLSConnectionState(); ok && st.NegotiatedProtocol == "h2" {
+		c.SetContext(f.newH2(c))
+		return
+	}
 	c.SetContext(&httpConn{})
+}
+
+// maxBody returns the request body limit OnBoot set.
+func (f *httpFront) maxBody() int64 {
+	if p := f.parser.Load(); p != nil && p.Limits.MaxBodyBytes > 0 {
+		return p.Limits.MaxBodyBytes
+	}
+	return http1.DefaultMaxBodyBytes
 }
 
 var (
@@ -121,8 +135,21 @@ var (
 // request in `in`, in order, and leaves a partial one for the next call.
 func (f *httpFront) OnTraffic(c *eventloop.Conn, in []byte) int {
 	hc, ok := c.Context().(*httpConn)
-	if !ok { // refused by protected mode and closing
-		return len(in)
+	if !ok {
+		if h2, ok := c.Context().(*h2Conn); ok {
+			return f.h2Traffic(c, h2, in)
+		}
+		return len(in) // refused by protected mode and closing
+	}
+	if !hc.served && len(in) > 0 && in[0] == 'P' { // h2c with prior knowledge?
+		if complete, ok := http2.CheckPreface(in); ok {
+			if !complete {
+				return 0
+			}
+			h2 := f.newH2(c)
+			c.SetContext(h2)
+			return f.h2Traffic(c, h2, in)
+		}
 	}
 	p := f.parser.Load()
 	if p == nil {

@@ -1,0 +1,171 @@
+package server_test
+
+import (
+	"bytes"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/shoalkv/shoal/eventloop"
+	"github.com/shoalkv/shoal/kv"
+)
+
+// TestH2GoAwayOnShutdown: Shutdown sends each HTTP/2 connection a GOAWAY
+// (NO_ERROR) naming the last stream it opened, after answering it, and
+// closes the connection.
+func TestH2GoAwayOnShutdown(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialH2(t, f.http)
+	r.request(1, "GET", "/healthz", true)
+	r.request(3, "PUT", "/kv/x", false)
+	r.check(r.fr.WriteData(3, true, []byte("v")))
+	r.check(r.fr.WritePing(false, [8]byte{7}))
+	r.until("PING ack", func(fr http2.Frame) bool { p, ok := fr.(*http2.PingFrame); return ok && p.IsAck() })
+	shut := make(chan error, 1)
+	go func() { shut <- f.srv.Shutdown(t.Context()) }()
+	g := r.goAway()
+	if g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 3 {
+		t.Fatalf("GOAWAY %v last stream %d, want NO_ERROR and 3", g.ErrCode, g.LastStreamID)
+	}
+	if r.stat[1] != "200" || r.stat[3] != "204" {
+		t.Fatalf("responses before the GOAWAY: %v", r.stat)
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestH2GarbageAfterPreface: a preface followed by anything but SETTINGS
+// is a PROTOCOL_ERROR GOAWAY and a close; so is a bad preface over h2.
+func TestH2GarbageAfterPreface(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialH2(t, f.http) // preface + SETTINGS
+	r.c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+	if g := r.goAway(); g.ErrCode != http2.ErrCodeFrameSize { // "GET" read as a 4.6 MB length
+		t.Fatalf("GOAWAY %v", g.ErrCode)
+	}
+	r = dialRawH2(t, f.http, []byte(http2.ClientPreface+"\x00\x00\x00\x01\x05\x00\x00\x00\x01")) // HEADERS first
+	if g := r.goAway(); g.ErrCode != http2.ErrCodeProtocol || !bytes.Contains(g.DebugData(), []byte("SETTINGS")) {
+		t.Fatalf("GOAWAY %v %q", g.ErrCode, g.DebugData())
+	}
+}
+
+// dialRawH2 connects and sends first exactly the bytes given.
+func dialRawH2(t *testing.T, addr string, first []byte) *h2Raw {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Write(first); err != nil {
+		t.Fatal(err)
+	}
+	return &h2Raw{t: t, c: c, fr: http2.NewFramer(c, c), dec: hpack.NewDecoder(4096, nil), stat: map[uint32]string{}}
+}
+
+// TestH2FrameOverMaxFrameSize: a frame over the 16 KiB this side
+// advertises is a FRAME_SIZE_ERROR, refused from its header.
+func TestH2FrameOverMaxFrameSize(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialH2(t, f.http)
+	r.request(1, "PUT", "/kv/x", false)
+	hdr := []byte{0x00, 0x40, 0x01, 0x0, 0x0, 0, 0, 0, 1} // DATA of 16385 bytes on stream 1
+	r.c.Write(hdr)
+	if g := r.goAway(); g.ErrCode != http2.ErrCodeFrameSize {
+		t.Fatalf("GOAWAY %v, want FRAME_SIZE_ERROR", g.ErrCode)
+	}
+}
+
+// TestH2StreamsBeyondTheLimit: the 101st stream open at once is refused
+// with REFUSED_STREAM; the first 100 are answered.
+func TestH2StreamsBeyondTheLimit(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialH2(t, f.http)
+	for i := uint32(0); i < 101; i++ {
+		r.request(2*i+1, "PUT", "/kv/s", false) // open: the body has not come
+	}
+	if rs := r.rst(201); rs.ErrCode != http2.ErrCodeRefusedStream {
+		t.Fatalf("stream 201: %v", rs.ErrCode)
+	}
+	for i := uint32(0); i < 100; i++ {
+		r.check(r.fr.WriteData(2*i+1, true, []byte("v")))
+	}
+	for i := uint32(0); i < 100; i++ {
+		if st := r.status(2*i + 1); st != "204" {
+			t.Fatalf("stream %d: %s", 2*i+1, st)
+		}
+	}
+}
+
+// TestH2RapidReset: a client that opens streams and resets them at once
+// (CVE-2023-44487) gets GOAWAY ENHANCE_YOUR_CALM once it has reset over
+// 200 and more than half of its streams.
+func TestH2RapidReset(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialH2(t, f.http)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for id := uint32(1); id < 20000; id += 2 {
+			if r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: r.block("GET", "/kv/x"), EndHeaders: true}) != nil ||
+				r.fr.WriteRSTStream(id, http2.ErrCodeCancel) != nil {
+				return
+			}
+		}
+	}()
+	if g := r.goAway(); g.ErrCode != http2.ErrCodeEnhanceYourCalm {
+		t.Fatalf("GOAWAY %v, want ENHANCE_YOUR_CALM", g.ErrCode)
+	}
+	<-done
+}
+
+// TestH2ContinuationFlood: a header block that never ends (CONTINUATION
+// after CONTINUATION) is cut off at 16 KiB with ENHANCE_YOUR_CALM rather
+// than buffered.
+func TestH2ContinuationFlood(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialH2(t, f.http)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: r.block("GET", "/kv/x"), EndHeaders: false}) != nil {
+			return
+		}
+		junk := bytes.Repeat([]byte{0x40, 0x01, 'a', 0x01, 'b'}, 200) // literal a: b, 1000 bytes
+		for i := 0; i < 10000; i++ {
+			if r.fr.WriteContinuation(1, false, junk) != nil {
+				return
+			}
+		}
+	}()
+	if g := r.goAway(); g.ErrCode != http2.ErrCodeEnhanceYourCalm {
+		t.Fatalf("GOAWAY %v, want ENHANCE_YOUR_CALM", g.ErrCode)
+	}
+	<-done
+}
+
+// TestH2HPACKBomb: a small block that decodes to a huge header list (one
+// 4 KiB table entry referenced over and over) gets 431 on its stream;
+// the connection carries on. A string longer than the limit is a
+// COMPRESSION_ERROR.
+func TestH2HPACKBomb(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialH2(t, f.http)
+	big := string(bytes.Repeat([]byte("b"), 4000))
+	blk := r.block("GET", "/kv/x", "x-big", big) // adds x-big to the dynamic table (index 62)
+	for i := 0; i < 2000; i++ {
+		blk = append(blk, 0x80|62) // indexed field 62 again: 4 KiB decoded per byte
+	}
+	r.check(r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: blk, EndStream: true, EndHeaders: true}))
+	if st := r.status(1); st != "431" {
+		t.Fatalf("bomb: %s, want 431", st)
+	}
+	r.request(3, "GET", "/healthz", true)
+	if st := r.status(3); st != "200" {
+		t.Fatalf("after the bomb: %s", st)
+	}
+}
