@@ -122,6 +122,7 @@ type Handler struct {
 	snap            atomic.Pointer[snapshots] // SAVE, BGSAVE, the save policy's cron (save.go)
 	repl            replication               // REPLICAOF, the link to a primary, the history's ID and offset (repl.go)
 	primary         primarySide               // replicas, the stream and its backlog (primary.go)
+	failover        failoverState             // FAILOVER (failover.go)
 
 	closeOnce sync.Once
 	done      chan struct{}

@@ -42,16 +42,29 @@ const (
 	pauseAll
 )
 
-// pauseState is the Handler's CLIENT PAUSE. mode is read by execute on
-// every loop (one atomic load per command while no pause was ever set);
-// the rest is under mu.
+// pauseState is the Handler's CLIENT PAUSE, and the hold of writes of a
+// FAILOVER (failover.go), which CLIENT UNPAUSE does not end, as Redis
+// keeps the two apart. mode, the stronger of the two, is read by execute
+// on every loop (one atomic load per command while no pause was ever
+// set); the rest is under mu.
 type pauseState struct {
 	mode atomic.Int32
 
-	mu     sync.Mutex
-	end    time.Time
-	timer  *time.Timer
-	parked map[*client]struct{} // clients whose next command waits
+	mu       sync.Mutex
+	userMode int32 // CLIENT PAUSE's mode, until end
+	end      time.Time
+	timer    *time.Timer
+	failover bool                 // a FAILOVER holds writes until it ends
+	parked   map[*client]struct{} // clients whose next command waits
+}
+
+// effectiveLocked is the mode in force: CLIENT PAUSE's, or WRITE while a
+// failover holds writes. mu is held.
+func (p *pauseState) effectiveLocked() int32 {
+	if p.failover {
+		return max(p.userMode, pauseWrite)
+	}
+	return p.userMode
 }
 
 func cmdClientPause(h *Handler, cl *client, args [][]byte) {
@@ -93,14 +106,15 @@ func (h *Handler) pauseClients(mode int32, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	end := time.Now().Add(d)
-	if p.mode.Load() != pauseOff {
-		mode = max(mode, p.mode.Load())
+	if p.userMode != pauseOff {
+		mode = max(mode, p.userMode)
 		if end.Before(p.end) {
 			end = p.end
 		}
 	}
 	p.end = end
-	p.mode.Store(mode)
+	p.userMode = mode
+	p.mode.Store(p.effectiveLocked())
 	if p.timer != nil {
 		p.timer.Stop()
 	}
@@ -115,15 +129,39 @@ func (h *Handler) pauseClients(mode int32, d time.Duration) {
 }
 
 // unpauseClients ends the pause and presents the input of every client it
-// held, each on its own loop.
+// held, each on its own loop: a command a failover still holds parks
+// again.
 func (h *Handler) unpauseClients() {
 	p := &h.pause
 	p.mu.Lock()
-	p.mode.Store(pauseOff)
+	p.userMode = pauseOff
 	if p.timer != nil {
 		p.timer.Stop()
 		p.timer = nil
 	}
+	h.releaseParkedLocked()
+}
+
+// holdWrites starts (on) or ends the hold of writes of a FAILOVER; ending
+// it presents the input of the clients it held.
+func (h *Handler) holdWrites(on bool) {
+	p := &h.pause
+	p.mu.Lock()
+	p.failover = on
+	if on {
+		p.mode.Store(p.effectiveLocked())
+		p.mu.Unlock()
+		return
+	}
+	h.releaseParkedLocked()
+}
+
+// releaseParkedLocked sets the mode in force and presents the input of
+// every parked client, each on its own loop; the next command of each is
+// looked at again (holdsCommand). It unlocks p.mu.
+func (h *Handler) releaseParkedLocked() {
+	p := &h.pause
+	p.mode.Store(p.effectiveLocked())
 	parked := p.parked
 	p.parked = nil
 	p.mu.Unlock()
@@ -159,7 +197,7 @@ func (h *Handler) holdsCommand(cl *client, args [][]byte) bool {
 	p := &h.pause
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch p.mode.Load() {
+	switch p.effectiveLocked() {
 	case pauseOff:
 		return false
 	case pauseWrite:

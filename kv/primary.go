@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/config"
+	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/repl"
 )
 
@@ -242,6 +243,7 @@ func cmdReplConf(h *Handler, cl *client, args [][]byte) {
 				r.ackAt.Store(time.Now().UnixMilli())
 				h.checkWaits()
 				h.updateGoodReplicas()
+				h.failoverAcked()
 			}
 			return // no reply, as Redis
 		case "getack":
@@ -358,12 +360,21 @@ func cmdPSync(h *Handler, cl *client, args [][]byte) {
 		cl.writeError("ERR SYNC needs a connection")
 		return
 	}
+	if h.primary.replicaOf(cl) != nil {
+		return // as Redis: a second SYNC on a replica's connection is ignored
+	}
+	if len(args) > 3 && ascii.EqualFold(args[0], "psync") && ascii.EqualFold(args[3], "failover") {
+		if !h.psyncFailover(cl, args[1]) { // failover.go
+			return
+		}
+	}
+	if h.failover.state.Load() != failoverNone {
+		cl.writeError(errSyncFailingOver)
+		return
+	}
 	if st := h.repl.state.Load(); st != linkNone && st != linkConnected {
 		cl.writeError(errNoMasterLink)
 		return
-	}
-	if h.primary.replicaOf(cl) != nil {
-		return // as Redis: a second SYNC on a replica's connection is ignored
 	}
 	if cl.inExec() {
 		cl.writeError("ERR Command not allowed inside a transaction")
@@ -385,10 +396,10 @@ func cmdPSync(h *Handler, cl *client, args [][]byte) {
 	r := &replica{cl: cl, sub: sub, conf: conf}
 	cl.conn.SetOutputClass(config.ClassReplica)
 	sub.class = config.ClassReplica
-	if len(args) == 3 && h.tryPartial(r, string(args[1]), args[2]) {
+	if len(args) >= 3 && h.tryPartial(r, string(args[1]), args[2]) {
 		return
 	}
-	if len(args) == 3 && string(args[1]) != "?" {
+	if len(args) >= 3 && string(args[1]) != "?" {
 		p.syncPartialErr.Add(1)
 	}
 	p.syncFull.Add(1)

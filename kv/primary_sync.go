@@ -177,7 +177,8 @@ func (h *Handler) pingReplicas(now time.Time) {
 		// its backlog, as Redis's replicas do.
 		return
 	}
-	if len(p.replicas) > 0 && now.Sub(p.lastPing) >= period {
+	// A PING would move the offset a failover waits for its replica to reach.
+	if len(p.replicas) > 0 && now.Sub(p.lastPing) >= period && h.failover.state.Load() == failoverNone {
 		p.lastPing = now
 		p.appendLocked(h, pingRecord)
 	}

@@ -195,6 +195,10 @@ func (h *Handler) replicaRefuses(cl *client, cmd *command, g int32, counters *co
 }
 
 func cmdReplicaOf(h *Handler, cl *client, args [][]byte) {
+	if h.failover.state.Load() != failoverNone {
+		cl.writeError(errReplicaOfFailover)
+		return
+	}
 	if ascii.EqualFold(args[1], "NO") && ascii.EqualFold(args[2], "ONE") {
 		if h.switchMaster(cl, "", 0) {
 			h.opts.Logger.Info("MASTER MODE enabled (user request)", "id", cl.id, "addr", cl.addr)
@@ -262,6 +266,7 @@ func (h *Handler) setMaster(host string, port int) {
 		old.stop()
 	}
 	h.dropReplicas(errNowReplica)
+	link.failover = h.failoverLink() // failover.go
 	go link.run()
 }
 

@@ -93,7 +93,7 @@ func (h *Handler) replicationInfo(field func(k string, v any)) {
 	}
 	id, id2, second := h.replIDs()
 	h.replicaStates(field) // primary_info.go
-	field("master_failover_state", "no-failover")
+	field("master_failover_state", h.failoverStateWord())
 	field("master_replid", id)
 	field("master_replid2", id2)
 	field("master_repl_offset", r.offset.Load())

@@ -45,6 +45,10 @@ type masterLink struct {
 	cl       *client // the primary's client: its commands run as this client
 	tx       []byte  // the bytes of a transaction applied but not yet forwarded (MULTI ... EXEC)
 	streamDB int     // repl-stream-db of the last full sync's snapshot
+	// failover: the link of a FAILOVER, whose PSYNC asks the primary to
+	// take over (failover.go) until it answered; psyncSent: the PSYNC of
+	// the current session went out.
+	failover, psyncSent bool
 	lastAck  time.Time
 
 	errors      int64     // commands of the primary that answered errors since errorLogged
@@ -135,7 +139,16 @@ func (l *masterLink) session() error {
 		return errors.New("stopped")
 	}
 	l.setState(linkHandshake)
+	l.psyncSent = false
 	resync, err := l.handshake(conn)
+	if l.failover && l.psyncSent {
+		// As Redis: once PSYNC FAILOVER is sent, any answer but
+		// +CONTINUE or +FULLRESYNC (or none) abandons the failover.
+		l.failover = false
+		if !h.failoverAnswered(err) {
+			return fmt.Errorf("failover abandoned: %w", err)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -204,12 +217,17 @@ func (l *masterLink) handshake(conn *repl.Conn) (repl.Resync, error) {
 		h.opts.Logger.Info("(non critical) the primary does not understand REPLCONF capa", "reply", reply)
 	}
 	id, off := "?", "-1"
-	if o := r.offset.Load(); o > 0 {
+	if o := r.offset.Load(); o > 0 || l.failover {
 		r.mu.Lock()
 		id, off = r.id, strconv.FormatInt(o+1, 10)
 		r.mu.Unlock()
 	}
-	if reply, err = ask("PSYNC", id, off); err != nil {
+	psync := []string{"PSYNC", id, off}
+	if l.failover {
+		psync = append(psync, "FAILOVER")
+	}
+	l.psyncSent = true
+	if reply, err = ask(psync...); err != nil {
 		return repl.Resync{}, fmt.Errorf("PSYNC: %w", err)
 	}
 	return repl.ParsePSYNCReply(reply)
