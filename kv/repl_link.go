@@ -49,7 +49,7 @@ type masterLink struct {
 	// take over (failover.go) until it answered; psyncSent: the PSYNC of
 	// the current session went out.
 	failover, psyncSent bool
-	lastAck  time.Time
+	lastAck             time.Time
 
 	errors      int64     // commands of the primary that answered errors since errorLogged
 	errorLogged time.Time // when noteError last logged
