@@ -209,7 +209,9 @@ func (h *Handler) appendKeyspaceInfo(b []byte) []byte {
 		b = strconv.AppendInt(b, st.Keys, 10)
 		b = append(b, ",expires="...)
 		b = strconv.AppendInt(b, st.Expires, 10)
-		b = append(b, ",avg_ttl=0\r\n"...)
+		b = append(b, ",avg_ttl="...)
+		b = strconv.AppendInt(b, st.AvgTTL, 10)
+		b = append(b, "\r\n"...)
 	}
 	return b
 }

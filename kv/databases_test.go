@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +131,40 @@ func TestManyDatabasesCostNothingUntilUsed(t *testing.T) {
 	}
 	if r := c.Do("SELECT", "1048576"); !strings.Contains(r, "out of range") {
 		t.Fatalf("SELECT 1048576 with databases 1048576: %q", r)
+	}
+}
+
+// TestInfoKeyspaceEstimatesAvgTTL: each database's avg_ttl in INFO
+// keyspace becomes the active expiry's estimate (ms), as Redis's: about
+// 100 s where the keys have 100 s to live, 200 s where they have 200 s.
+func TestInfoKeyspaceEstimatesAvgTTL(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{})
+	c := dialRaw(t, srv.addr)
+	for db, ttl := range map[string]string{"0": "100", "3": "200"} {
+		c.Do("SELECT", db)
+		for i := range 10 {
+			if r := c.Do("SET", "k"+strconv.Itoa(i), "v", "EX", ttl); r != "+OK\r\n" {
+				t.Fatalf("SET EX %s in db %s: %q", ttl, db, r)
+			}
+		}
+	}
+	avg := regexp.MustCompile(`(?m)^db([03]):keys=10,expires=10,avg_ttl=([0-9]+)\r$`)
+	// The expirer runs 10 times a second (hz); wait for both estimates.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := map[string]int{}
+		for _, m := range avg.FindAllStringSubmatch(c.Do("INFO", "keyspace"), -1) {
+			got[m[1]], _ = strconv.Atoi(m[2])
+		}
+		if got["0"] != 0 && got["3"] != 0 {
+			if got["0"] < 90_000 || got["0"] > 100_000 || got["3"] < 190_000 || got["3"] > 200_000 {
+				t.Fatalf("avg_ttl db0 %d ms, db3 %d ms; want about 100 s and 200 s", got["0"], got["3"])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no avg_ttl estimate after 60 s: %q", c.Do("INFO", "keyspace"))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -64,7 +64,9 @@ func (s *Store) activeExpire(budget time.Duration) {
 		e, _ := s.enter(i, true) // the expirer holds no other: it may wait
 		l := s.lockShard(sh)
 		for sh.volatile > 0 {
-			sampled, expired := s.expireStep(sh, s.now(), sample)
+			var ttls ttlSample
+			sampled, expired := s.expireStep(sh, s.now(), sample, &ttls)
+			s.noteTTLs(ttls)
 			if sampled == 0 || expired*100 <= sampled*stalePercent || time.Now().After(deadline) {
 				break
 			}
@@ -77,9 +79,25 @@ func (s *Store) activeExpire(budget time.Duration) {
 	}
 }
 
+// ttlSample sums the time to live of the keys one expiry step met alive.
+type ttlSample struct{ sum, n int64 }
+
+// noteTTLs folds a step's sample into the running estimate of avg_ttl as
+// Redis's activeExpireCycle does: each new average weighs 1/50.
+func (s *Store) noteTTLs(t ttlSample) {
+	if t.n == 0 {
+		return
+	}
+	avg := t.sum / t.n
+	if old := s.avgTTL.Load(); old != 0 {
+		avg = old/50*49 + avg/50
+	}
+	s.avgTTL.Store(avg)
+}
+
 // expireStep examines up to sample keys with a TTL in sh (write-locked) and deletes the
-// expired ones.
-func (s *Store) expireStep(sh *shard, now int64, sample int) (sampled, expired int) {
+// expired ones; ttls gets the time to live of those it keeps.
+func (s *Store) expireStep(sh *shard, now int64, sample int, ttls *ttlSample) (sampled, expired int) {
 	for scanned := 0; scanned < sample*expireScanPerSample && sampled < sample && sh.volatile > 0; scanned++ {
 		i := sh.expireCursor
 		if i >= len(sh.entries) {
@@ -97,6 +115,9 @@ func (s *Store) expireStep(sh *shard, now int64, sample int) (sampled, expired i
 			slot, _ := sh.find(e.hash, sh.key(e))
 			sh.remove(slot, i) // may compact entries; it then resets expireCursor
 			s.expiredKeys.Add(1)
+		} else {
+			ttls.sum += e.expireAt() - now
+			ttls.n++
 		}
 	}
 	return sampled, expired

@@ -108,3 +108,33 @@ func TestFrozenClockHoldsExpiry(t *testing.T) {
 		t.Fatal("thawed: the key is still there 90 ms past its expiry")
 	}
 }
+
+// TestActiveExpireEstimatesAvgTTL: Stats.AvgTTL is 0 until a cycle has
+// sampled keys with a TTL, then their average time to live in ms; later
+// cycles move it by 1/50 of each new sample's average, as Redis's avg_ttl.
+func TestActiveExpireEstimatesAvgTTL(t *testing.T) {
+	now := int64(1_000_000)
+	s := New(Options{Shards: 1, ActiveExpireInterval: -1, Now: func() int64 { return now }})
+	defer s.Close()
+	for i := range 20 {
+		if _, _, _, err := s.Set(nil, []byte("k"+strconv.Itoa(i)), []byte("v"), SetOptions{ExpireAt: now + 60_000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, _, err := s.Set(nil, []byte("persistent"), []byte("v"), SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().AvgTTL; got != 0 {
+		t.Fatalf("AvgTTL before any cycle = %d, want 0", got)
+	}
+	now += 10_000
+	s.activeExpire(time.Hour)
+	if got := s.Stats().AvgTTL; got != 50_000 {
+		t.Fatalf("AvgTTL after the first cycle = %d, want 50000 (every key has 50 s left)", got)
+	}
+	now += 40_000 // 10 s left: the estimate moves 1/50 of the way
+	s.activeExpire(time.Hour)
+	if got, want := s.Stats().AvgTTL, int64(50_000/50*49+10_000/50); got != want {
+		t.Fatalf("AvgTTL after the second cycle = %d, want %d", got, want)
+	}
+}

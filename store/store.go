@@ -39,6 +39,10 @@ type Store struct {
 
 	expiredKeys atomic.Int64
 	evictedKeys atomic.Int64
+	// avgTTL is the active expiry's running estimate of the keys' time to
+	// live in ms, as Redis's db->avg_ttl (INFO keyspace); the expirer
+	// writes it.
+	avgTTL atomic.Int64
 
 	// testHash replaces xxhash in tests that force collisions.
 	testHash func([]byte) uint64
@@ -332,7 +336,10 @@ func (s *Store) SetPolicy(p Policy) { s.g.policy.Store(int32(p)) }
 func (s *Store) Policy() Policy { return Policy(s.g.policy.Load()) }
 
 // Stats is a snapshot of keyspace counters, as INFO reports them.
-type Stats struct{ Keys, Expires, ExpiredKeys, EvictedKeys, Hits, Misses, UsedMemory int64 }
+// AvgTTL is the active expiry's running estimate of the time to live of
+// the keys with one, in milliseconds (0 until it has sampled some), as
+// Redis's INFO keyspace avg_ttl.
+type Stats struct{ Keys, Expires, ExpiredKeys, EvictedKeys, Hits, Misses, UsedMemory, AvgTTL int64 }
 
 // Stats returns current counters. Keys excludes expired keys, like DBSize.
 func (s *Store) Stats() Stats {
@@ -347,6 +354,7 @@ func (s *Store) Stats() Stats {
 	}
 	st.ExpiredKeys = s.expiredKeys.Load()
 	st.EvictedKeys = s.evictedKeys.Load()
+	st.AvgTTL = s.avgTTL.Load()
 	st.UsedMemory = s.used.Load()
 	return st
 }
