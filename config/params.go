@@ -25,6 +25,7 @@ func Params() []Param {
 		{Name: "port", Kind: Int(0, 65535), Default: "6379", Usage: "TCP port to listen on (0: none, with --unixsocket)"},
 		{Name: "bind", Kind: Text(nil), Default: "127.0.0.1", Usage: "address to bind"},
 		{Name: "http-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the HTTP front on --bind (0: off)"},
+		{Name: "http-tls-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the HTTP front over TLS on --bind: HTTPS, HTTP/2 by ALPN, with the tls-* certificate settings (0: off)"},
 		{Name: "frame-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the binary frame front on --bind (0: off)"},
 		{Name: "unixsocket", Kind: Text(nil), Default: "", Usage: "also serve RESP on a Unix socket at this path, removed at exit; a socket file left there is replaced (empty: none; with --port 0, the socket alone)"},
 		{Name: "unixsocketperm", Kind: Octal(0, 0o777), Default: "0", Usage: "permissions of the Unix socket, in octal, e.g. 700 (0: as the umask leaves them)"},

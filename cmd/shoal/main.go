@@ -22,9 +22,10 @@
 // bulks). --pprof-addr serves net/http/pprof for profiling.
 //
 // --http-port and --frame-port (0, off, by default) serve the same keyspace
-// over HTTP/1.1 (GET/PUT/DELETE /kv/{key}, POST /kv/{key}/incr, /healthz,
-// /metrics) and proto/frame's binary frames, on the same event loops and
-// --bind address; --requirepass and protected mode apply to them too.
+// over HTTP/1.1 and HTTP/2 (GET/PUT/DELETE /kv/{key}, POST /kv/{key}/incr,
+// /healthz, /metrics) and proto/frame's binary frames, on the same event
+// loops and --bind address; --requirepass and protected mode apply to them
+// too. --http-tls-port serves the HTTP front over TLS (h2 by ALPN).
 //
 // --unixsocket serves RESP on a Unix socket too, made with
 // --unixsocketperm's mode and removed at exit; --port 0 serves the socket

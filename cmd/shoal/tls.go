@@ -27,6 +27,9 @@ import (
 
 // checkTLSPort checks that --tls-port differs from the other ports.
 func checkTLSPort(params *config.Table) error {
+	if err := checkHTTPSPort(params); err != nil {
+		return err
+	}
 	tlsPort := params.Int("tls-port")
 	if tlsPort == 0 {
 		return nil
@@ -34,7 +37,7 @@ func checkTLSPort(params *config.Table) error {
 	if params.Get("engine") != "native" {
 		return errors.New("--tls-port needs --engine native: the gnet engine has no TLS")
 	}
-	for _, other := range []string{"port", "http-port", "frame-port"} {
+	for _, other := range []string{"port", "http-port", "frame-port", "http-tls-port"} {
 		if params.Int(other) == tlsPort {
 			return fmt.Errorf("--tls-port %d and --%s %d must differ", tlsPort, other, tlsPort)
 		}
@@ -50,6 +53,10 @@ func withTLSPort(params *config.Table, bind, addr string, listeners []eventloop.
 	cfg, err := tlsServerConfig(params)
 	if err != nil || cfg == nil {
 		return addr, nil, listeners, err
+	}
+	listeners = withHTTPSPort(params, bind, cfg, listeners, h)
+	if params.Int("tls-port") == 0 { // the HTTPS port alone
+		return addr, nil, listeners, nil
 	}
 	tlsAddr := net.JoinHostPort(bind, params.Get("tls-port"))
 	if params.Int("port") == 0 {
@@ -67,15 +74,16 @@ type tlsCertificate struct {
 	cert     atomic.Pointer[tls.Certificate]
 }
 
-// tlsServerConfig builds the TLS config of --tls-port from the tls-*
-// settings and takes ownership of the run-time ones; nil when tls-port is 0.
+// tlsServerConfig builds the TLS config of --tls-port and --http-tls-port
+// from the tls-* settings and takes ownership of the run-time ones; nil
+// when both are 0.
 func tlsServerConfig(params *config.Table) (*tls.Config, error) {
-	if params.Int("tls-port") == 0 {
+	if params.Int("tls-port") == 0 && params.Int("http-tls-port") == 0 {
 		return nil, nil
 	}
 	tc := &tlsCertificate{certFile: params.Get("tls-cert-file"), keyFile: params.Get("tls-key-file")}
 	if tc.certFile == "" || tc.keyFile == "" {
-		return nil, errors.New("--tls-port needs --tls-cert-file and --tls-key-file")
+		return nil, errors.New("--tls-port and --http-tls-port need --tls-cert-file and --tls-key-file")
 	}
 	cert, err := loadKeyPair(tc.certFile, tc.keyFile)
 	if err != nil {

@@ -237,7 +237,7 @@ func TestTLSSettingsAreChecked(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--engine", "native", "--tls-port", "7000"}, "--tls-port needs --tls-cert-file and --tls-key-file"},
+		{[]string{"--engine", "native", "--tls-port", "7000"}, "--tls-port and --http-tls-port need --tls-cert-file and --tls-key-file"},
 		{[]string{"--engine", "gnet", "--tls-port", "7000"}, "--tls-port needs --engine native: the gnet engine has no TLS"},
 		{[]string{"--engine", "native", "--tls-port", "7000", "--tls-cert-file", f.certFile, "--tls-key-file", f.keyFile}, "--tls-auth-clients yes needs --tls-ca-cert-file"},
 		{f.args(7000, "--tls-protocols", "TLSv1.4"), "unknown protocol TLSv1.4"},
