@@ -38,8 +38,9 @@ import (
 // error) touches nothing, as in Redis. FLUSHALL/FLUSHDB touch the watched
 // keys that existed, SWAPDB every watcher; the keyless writes (FUNCTION
 // LOAD, DELETE, FLUSH, RESTORE) touch none. A watched key that had a TTL
-// when watched and has expired by EXEC fails the EXEC too. Eviction does
-// not touch watched keys (the store has no hook for it).
+// when watched and has expired by EXEC fails the EXEC too, and a key the
+// store removes on its own (evicted, or expired by the active cycle)
+// touches its watchers through the store's RemoveHook (storeRemoved).
 //
 // Persistence. The records of an EXEC's writes are logged between a MULTI
 // and an EXEC record (callLogged asks execLogPrefix), so a replay applies

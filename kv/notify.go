@@ -278,7 +278,7 @@ func (h *Handler) dbIndexOf(s *store.Store) int {
 
 // storeRemoved is the store's RemoveHook: a key expired by the active
 // cycle or evicted. It runs under the key's shard lock, so it only
-// publishes and invalidates, which take no store lock.
+// publishes, invalidates and touches watches, which take no store lock.
 func (h *Handler) storeRemoved(s *store.Store, key []byte, evicted bool) {
 	class, event := evExpired, "expired"
 	if evicted {
@@ -291,6 +291,13 @@ func (h *Handler) storeRemoved(s *store.Store, key []byte, evicted bool) {
 	}
 	if h.tracking.active.Load() != 0 {
 		h.invalidate(nil, key)
+	}
+	// Its watchers' EXEC fails, as after Redis's signalModifiedKey on an
+	// eviction or an expiry.
+	if h.watches.active.Load() != 0 {
+		if db := h.dbIndexOf(s); db >= 0 {
+			h.touchWatched(int32(db), key)
+		}
 	}
 }
 
