@@ -525,6 +525,9 @@ func buildACLTables() {
 		for _, ks := range cmd.keySpecs {
 			aclKeyPerms[id] = append(aclKeyPerms[id], keyPermOf(ks.flags))
 		}
+		if cmd.destFlags != "" { // last: what keysOf's later keys need
+			aclKeyPerms[id] = append(aclKeyPerms[id], keyPermOf(cmd.destFlags))
+		}
 		switch cmd.name {
 		case "publish", "spublish":
 			aclChannels[id] = chanPublish

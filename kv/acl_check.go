@@ -69,8 +69,12 @@ func (s *aclSelector) deniedKey(cmd *command, args [][]byte) int {
 	perms := aclKeyPerms[cmd.statsID]
 	if cmd.keysOf != nil {
 		var buf [8]int
-		for _, p := range cmd.keysOf(buf[:0], args) {
-			if !s.keyAllowed(args[p], perms[0]) {
+		for i, p := range cmd.keysOf(buf[:0], args) {
+			perm := perms[0]
+			if i > 0 && cmd.destFlags != "" {
+				perm = perms[len(perms)-1]
+			}
+			if !s.keyAllowed(args[p], perm) {
 				return p
 			}
 		}
@@ -248,4 +252,33 @@ func (h *Handler) scriptACLRefuses(caller *client, args [][]byte) string {
 	}
 	h.aclLogDenied(caller, caller, reason, aclCtxLua, cmd, args, pos)
 	return "The user executing the script " + scriptDeniedReasons[reason]
+}
+
+// readsAnyKey reports whether cl's user may run cmd with args under a
+// selector that reads every key (allkeys, or a read pattern "*"), as
+// Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess asks before SORT's BY
+// and GET name keys no key spec lists.
+func (cl *client) readsAnyKey(cmd *command, args [][]byte) bool {
+	u := cl.aclUser()
+	if u == nil {
+		return true
+	}
+	r := u.load()
+	if r.unrestricted {
+		return true
+	}
+	for _, s := range r.selectors {
+		if res, _ := s.check(cmd, args); res != aclOK {
+			continue
+		}
+		if s.allKeys {
+			return true
+		}
+		for _, k := range s.keys {
+			if k.perm&aclRead == aclRead && k.pattern == "*" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -37,6 +37,11 @@ type command struct {
 	// key specs, as Redis's getkeys procedure does for a command whose
 	// spec is incomplete (MIGRATE: the key, or those after KEYS).
 	keysOf func(dst []int, args [][]byte) []int
+	// destFlags, when set, are the key-spec flags of every key keysOf
+	// finds after the first (a STORE destination: "OW update"), as
+	// Redis's getkeys procedures flag them; the first key, and every key
+	// when it is empty, has keySpecs[0]'s.
+	destFlags string
 
 	// movableKeys: the key count is an argument (flag movablekeys; aof.go
 	// locks the stripes of the keys keyPositions finds).
@@ -58,6 +63,7 @@ type command struct {
 // is an argument).
 type keySpec struct {
 	notes   string
+	unknown bool   // begin-search and find-keys "unknown" (SORT's BY, GET and STORE): finds no key
 	flags   string // space-separated
 	index   int
 	keyword string // begin-search by keyword: the keys follow it
@@ -80,6 +86,9 @@ func (c *command) keyPositions(dst []int, args [][]byte) []int {
 		return c.keysOf(dst, args)
 	}
 	for _, ks := range c.keySpecs {
+		if ks.unknown {
+			continue
+		}
 		if ks.keyword != "" {
 			dst = ks.keywordPositions(dst, args)
 			continue
@@ -104,6 +113,14 @@ func (c *command) keyPositions(dst []int, args [][]byte) []int {
 		}
 	}
 	return dst
+}
+
+// foundKeyFlags returns the key-spec flags of the i-th key keysOf found.
+func (c *command) foundKeyFlags(i int) string {
+	if i > 0 && c.destFlags != "" {
+		return c.destFlags
+	}
+	return c.keySpecs[0].flags
 }
 
 // keywordPositions appends the positions of the keys after ks's keyword

@@ -156,6 +156,12 @@ func writeKeySpec(cl *client, ks keySpec) {
 	cl.writeBulkStr("flags")
 	writeStatusSet(cl, ks.flags)
 	cl.writeBulkStr("begin_search")
+	if ks.unknown {
+		writeKeySpecStep(cl, "unknown")
+		cl.writeBulkStr("find_keys")
+		writeKeySpecStep(cl, "unknown")
+		return
+	}
 	if ks.keyword != "" {
 		writeKeywordSearch(cl, ks)
 	} else {

@@ -48,7 +48,7 @@ var _ = registerFamily(family{commands: []*command{
 		doc: commandDoc{"Returns members' longitudes and latitudes.", "3.2.0", "geo", "O(N) where N is the number of members requested."},
 	},
 	{
-		name: "georadius", arity: -6, fn: cmdGeoRadius, log: logEffect, keysOf: geoRadiusKeys,
+		name: "georadius", arity: -6, fn: cmdGeoRadius, log: logEffect, keysOf: geoRadiusKeys, destFlags: "OW update",
 		flags: "write denyoom movablekeys", acl: "@write @geo @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: geoRadiusKeySpecs(6),
 		doc: commandDoc{"Returns the members within a radius of a point, optionally storing them.", "3.2.0", "geo", geoComplexityRadius},
@@ -60,7 +60,7 @@ var _ = registerFamily(family{commands: []*command{
 		doc: commandDoc{"Returns the members within a radius of a point.", "3.2.10", "geo", geoComplexityRadius},
 	},
 	{
-		name: "georadiusbymember", arity: -5, fn: cmdGeoRadiusByMember, log: logEffect, keysOf: geoRadiusKeys,
+		name: "georadiusbymember", arity: -5, fn: cmdGeoRadiusByMember, log: logEffect, keysOf: geoRadiusKeys, destFlags: "OW update",
 		flags: "write denyoom movablekeys", acl: "@write @geo @slow",
 		firstKey: 1, lastKey: 1, step: 1, keySpecs: geoRadiusKeySpecs(5),
 		doc: commandDoc{"Returns the members within a radius of a member, optionally storing them.", "3.2.0", "geo", geoComplexityRadius},

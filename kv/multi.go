@@ -661,6 +661,8 @@ func (h *Handler) touchWritten(db int32, cmd *command, args [][]byte, reply []by
 		for _, k := range flushed {
 			h.touchWatched(k.db, []byte(k.key))
 		}
+	case cmd.keysOf != nil:
+		forEachWrittenKey(cmd, args, func(key []byte) { h.touchWatched(db, key) })
 	case cmd.firstKey > 0:
 		last := cmd.lastKey
 		if last < 0 {

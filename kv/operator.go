@@ -361,8 +361,8 @@ func cmdCommandGetKeys(_ *Handler, cl *client, args [][]byte) {
 	var keys []keyAt
 	specs := cmd.keySpecs
 	if cmd.keysOf != nil { // Redis's getkeys procedure, for an incomplete spec
-		for _, p := range cmd.keysOf(nil, cmdArgs) {
-			keys = append(keys, keyAt{p, specs[0].flags})
+		for i, p := range cmd.keysOf(nil, cmdArgs) {
+			keys = append(keys, keyAt{p, cmd.foundKeyFlags(i)})
 		}
 		specs = nil
 	}

@@ -395,7 +395,23 @@ func (h *Handler) invalidateWritten(cl *client, cmd *command, args [][]byte, rep
 		h.invalidateAll(cl)
 		return
 	}
-	forEachKey(cmd, args, func(key []byte) { h.invalidate(cl, key) })
+	forEachWrittenKey(cmd, args, func(key []byte) { h.invalidate(cl, key) })
+}
+
+// forEachWrittenKey is forEachKey for the keys a write may change: of the
+// keys a getkeys procedure finds (keysOf), those not flagged RO, so that
+// SORT and GEORADIUS touch their STORE destination, not their source.
+func forEachWrittenKey(cmd *command, args [][]byte, fn func(key []byte)) {
+	if cmd.keysOf == nil {
+		forEachKey(cmd, args, fn)
+		return
+	}
+	var at [16]int
+	for i, p := range cmd.keysOf(at[:0], args) {
+		if !hasWord(cmd.foundKeyFlags(i), "RO") {
+			fn(args[p])
+		}
+	}
 }
 
 // invalidate tells the clients that read key, and the BCAST clients of
