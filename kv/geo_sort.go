@@ -37,7 +37,7 @@ func sortGeoPoints(p []geoPoint, desc bool, keep int) {
 }
 
 // med3 is the index of the median of p[a], p[b], p[c].
-func med3(p []geoPoint, a, b, c int, cmp func(a, b *geoPoint) int) int {
+func med3[T any](p []T, a, b, c int, cmp func(a, b *T) int) int {
 	if cmp(&p[a], &p[b]) < 0 {
 		switch {
 		case cmp(&p[b], &p[c]) < 0:
@@ -58,8 +58,9 @@ func med3(p []geoPoint, a, b, c int, cmp func(a, b *geoPoint) int) int {
 
 // partialQuicksort sorts p[a:a+n] enough that ranks lo..hi hold what a
 // full sort puts there, in pqsort's steps (the same pivots, swaps and
-// partitions, so the same order of equal points).
-func partialQuicksort(p []geoPoint, a, n int, cmp func(a, b *geoPoint) int, lo, hi int) {
+// partitions, so the same order of equal points). SORT's BY with LIMIT
+// uses it too (sort_run.go).
+func partialQuicksort[T any](p []T, a, n int, cmp func(a, b *T) int, lo, hi int) {
 	swap := func(i, j int) { p[i], p[j] = p[j], p[i] }
 	vecswap := func(i, j, k int) {
 		for ; k > 0; k-- {
