@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoalkv/shoal/eventloop"
 	"github.com/shoalkv/shoal/kv"
+	"github.com/shoalkv/shoal/store"
 )
 
 // TestH2GoAwayOnShutdown: Shutdown sends each HTTP/2 connection a GOAWAY
@@ -167,5 +168,87 @@ func TestH2HPACKBomb(t *testing.T) {
 	r.request(3, "GET", "/healthz", true)
 	if st := r.status(3); st != "200" {
 		t.Fatalf("after the bomb: %s", st)
+	}
+}
+
+// TestH2AckFloods: a client that sends PINGs (or SETTINGS) and never
+// reads the acks gets GOAWAY ENHANCE_YOUR_CALM once 10,000 wait unread,
+// rather than buffered for without bound.
+func TestH2AckFloods(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	for _, frame := range [][]byte{
+		{0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}, // PING
+		{0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 9},       // SETTINGS MAX_CONCURRENT_STREAMS 9
+	} {
+		r := dialH2(t, f.http)
+		batch := bytes.Repeat(frame, 1000)
+		for i := 0; i < 2000; i++ { // up to 2M frames; the server stops reading long before
+			r.c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+			if _, err := r.c.Write(batch); err != nil {
+				break
+			}
+		}
+		if g := r.goAway(); g.ErrCode != http2.ErrCodeEnhanceYourCalm {
+			t.Fatalf("frame type %d: GOAWAY %v, want ENHANCE_YOUR_CALM", frame[3], g.ErrCode)
+		}
+	}
+}
+
+// TestH2ZeroWindowStall: a client that sets its window to 0 and never
+// opens it gets the heads of its responses but no DATA; once over 4 MiB
+// of responses wait for it, new streams are refused (REFUSED_STREAM), and
+// the idle timeout closes the connection.
+func TestH2ZeroWindowStall(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{IdleTimeout: 2 * time.Second}, "")
+	val := bytes.Repeat([]byte("z"), 1<<20)
+	if _, _, _, err := f.store.Set(nil, []byte("big"), val, store.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := dialH2(t, f.http)
+	r.check(r.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}))
+	for i := uint32(0); i < 5; i++ {
+		r.request(2*i+1, "GET", "/kv/big", true)
+		if st := r.status(2*i + 1); st != "200" {
+			t.Fatalf("stream %d: %s", 2*i+1, st)
+		}
+	}
+	r.request(11, "GET", "/kv/big", true)
+	if rs := r.rst(11); rs.ErrCode != http2.ErrCodeRefusedStream {
+		t.Fatalf("stream 11 with 5 MiB waiting: %v", rs.ErrCode)
+	}
+	for {
+		fr, err := r.read()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("the idle timeout did not close the stalled connection")
+			}
+			return // closed
+		}
+		if d, ok := fr.(*http2.DataFrame); ok && len(d.Data()) > 0 {
+			t.Fatalf("DATA on stream %d with a zero window", d.StreamID)
+		}
+	}
+}
+
+// TestH2BodyLimit: a request body over the limit (the server's
+// MaxInboundBuffer less 8 KiB, as over HTTP/1.1) gets 413 on its stream,
+// which is reset; the connection carries on.
+func TestH2BodyLimit(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{MaxInboundBuffer: 64 << 10}, "")
+	limit := 64<<10 - 8<<10
+	r := dialH2(t, f.http)
+	r.request(1, "PUT", "/kv/a", false)
+	chunk := bytes.Repeat([]byte("v"), 16<<10)
+	for sent := 0; sent <= limit; sent += len(chunk) {
+		r.check(r.fr.WriteData(1, false, chunk))
+	}
+	if st := r.status(1); st != "413" {
+		t.Fatalf("body over %d: %s", limit, st)
+	}
+	r.rst(1)
+	r.request(3, "PUT", "/kv/a", false)
+	r.check(r.fr.WriteData(3, true, chunk))
+	if st := r.status(3); st != "204" {
+		t.Fatalf("a body under the limit after: %s", st)
 	}
 }
