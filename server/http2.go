@@ -63,9 +63,10 @@ type h2Conn struct {
 	blocked []*h2Stream          // streams whose response waits for window, in order
 	lastID  uint32               // the highest stream the client opened
 
-	cont    uint32 // the stream whose header block CONTINUATIONs are completing
-	contEnd bool   // that block's HEADERS had END_STREAM
-	block   []byte // the header block so far
+	cont     uint32       // the stream whose header block CONTINUATIONs are completing
+	contEnd  bool         // that block's HEADERS had END_STREAM
+	block    []byte       // the header block so far
+	blockErr *http2.Error // a stream error its HEADERS carried, answered once it is decoded
 
 	opened, resets int // streams opened and reset by the peer
 	control        int // acks queued since the output last drained

@@ -252,3 +252,23 @@ func TestH2BodyLimit(t *testing.T) {
 		t.Fatalf("a body under the limit after: %s", st)
 	}
 }
+
+// TestH2SelfDependentStream: HEADERS whose priority names its own stream
+// is a stream error (RST_STREAM PROTOCOL_ERROR), and its header block is
+// still decoded, so the next request on the connection (which refers to
+// the dynamic table entries it made) is served.
+func TestH2SelfDependentStream(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialH2(t, f.http)
+	blk := r.block("GET", "/healthz", "x-custom", "entered into the dynamic table")
+	r.check(r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: blk, EndStream: true, EndHeaders: true,
+		Priority: http2.PriorityParam{StreamDep: 1, Weight: 1}}))
+	if rs := r.rst(1); rs.ErrCode != http2.ErrCodeProtocol {
+		t.Fatalf("self-dependent stream: %v", rs.ErrCode)
+	}
+	r.check(r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: r.block("GET", "/healthz", "x-custom", "entered into the dynamic table"),
+		EndStream: true, EndHeaders: true}))
+	if st := r.status(3); st != "200" {
+		t.Fatalf("the next request: %s", st)
+	}
+}

@@ -86,6 +86,10 @@ func (hc *h2Conn) onField(f hpack.HeaderField) {
 // headers starts a header block.
 func (hc *h2Conn) headers(h http2.FrameHeader, p []byte) error {
 	block, _, err := http2.ParseHeaders(h, p)
+	hc.blockErr = nil
+	if e, ok := err.(*http2.Error); ok && e.Stream != 0 {
+		hc.blockErr, err = e, nil // decode the block all the same: HPACK's state is the connection's
+	}
 	if err != nil {
 		return err
 	}
@@ -131,6 +135,12 @@ func (hc *h2Conn) endBlock(id uint32, endStream bool) error {
 	if err != nil {
 		return connErr(http2.ErrCodeCompression, "HPACK: "+err.Error())
 	}
+	if hc.blockErr != nil {
+		if hc.streams[id] == nil {
+			hc.lastID = max(hc.lastID, id)
+		}
+		return hc.blockErr
+	}
 	if s := hc.streams[id]; s != nil { // trailers: the request is complete
 		s.recvDone = true
 		hc.bodies -= len(s.body)
@@ -169,11 +179,11 @@ func (hc *h2Conn) endBlock(id uint32, endStream bool) error {
 // text answers a stream with a text response outside serve (a request
 // refused before it is parsed), resetting it if the peer is still sending.
 func (hc *h2Conn) text(id uint32, status int, msg string, reset bool) {
+	hc.drop(id) // whatever the request brought so far
 	hc.httpState.text(&hc.resp, status, msg)
 	hc.respondTo(id, nil)
-	if reset {
+	if reset && hc.streams[id] == nil { // (a response still waiting for window is not cut)
 		hc.out = http2.AppendRSTStream(hc.out, id, http2.ErrCodeNo)
-		hc.drop(id)
 	}
 }
 
@@ -209,7 +219,6 @@ func (hc *h2Conn) data(h http2.FrameHeader, p []byte) error {
 	limit := int(hc.f.maxBody())
 	if len(s.body)+len(data) > limit {
 		hc.text(s.id, 413, "body over "+strconv.Itoa(limit)+" bytes", !h.Flags.Has(http2.FlagEndStream))
-		hc.drop(s.id)
 		return nil
 	}
 	if hc.bodies+len(data) > limit {
