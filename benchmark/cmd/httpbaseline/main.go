@@ -1,7 +1,9 @@
 // Command httpbaseline serves the API of Shoal's HTTP front (GET, HEAD, PUT and DELETE
 // /kv/{key}, POST /kv/{key}/incr, GET /healthz) with fasthttp or net/http over Shoal's
 // own store.Store, so that beside `shoal --http-port` only the HTTP stack differs. It is
-// the peer of benchmark/scripts/http-vs-fasthttp.sh.
+// the peer of benchmark/scripts/http-vs-fasthttp.sh; -engine nethttp-h2 serves HTTP/1.1
+// and h2c with prior knowledge (net/http's own HTTP/2), the peer of
+// benchmark/scripts/h2-vs-nethttp.sh.
 //
 //	go run ./benchmark/cmd/httpbaseline -engine fasthttp -addr 127.0.0.1:18080
 package main
@@ -23,7 +25,7 @@ import (
 )
 
 func main() {
-	engine := flag.String("engine", "fasthttp", "fasthttp or nethttp")
+	engine := flag.String("engine", "fasthttp", "fasthttp, nethttp or nethttp-h2")
 	addr := flag.String("addr", "127.0.0.1:18080", "listen address")
 	flag.Parse()
 	st := store.New(store.Options{})
@@ -33,8 +35,14 @@ func main() {
 		err = fasthttp.ListenAndServe(*addr, fastHandler(st))
 	case "nethttp":
 		err = http.ListenAndServe(*addr, netHandler(st))
+	case "nethttp-h2":
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		srv := &http.Server{Addr: *addr, Handler: netHandler(st), Protocols: &p}
+		err = srv.ListenAndServe()
 	default:
-		err = fmt.Errorf("-engine %q: want fasthttp or nethttp", *engine)
+		err = fmt.Errorf("-engine %q: want fasthttp, nethttp or nethttp-h2", *engine)
 	}
 	fmt.Fprintln(os.Stderr, "httpbaseline:", err)
 	os.Exit(1)
