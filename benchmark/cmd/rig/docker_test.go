@@ -88,7 +88,7 @@ func TestTinyRigReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"target", "connected", "errors", "errors_by_kind", "connect_seconds", "servers", "clients",
-		"mode", "server_rss_bytes", "server_rss_bytes_per_conn", "throughput_rps", "latency_us", "timeline", "peer"} {
+		"mode", "server_rss_bytes", "server_rss_bytes_per_conn", "throughput_rps", "latency_us", "timeline", "peer", "cpu"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("report lacks %q", k)
 		}
@@ -106,6 +106,10 @@ func TestTinyRigReports(t *testing.T) {
 			x.Mode != "replicas" || x.ConnectSeconds <= 0 || x.ServerRSSBytes <= x.ServerRSSIdleBytes || x.ServerRSSBytesPerConn <= 0 ||
 			!(l.P50 > 0 && l.P50 <= l.P99 && l.P99 <= l.Max) {
 			t.Errorf("%s: %+v", x.Server, *x)
+		}
+		// The host was busy during the load, and nothing was charged negative time.
+		if c := x.CPU; c.HostBusySeconds <= 0 || c.HostCPUs <= 0 || c.ServerSeconds < 0 || c.ClientSeconds < 0 || c.HostIRQSeconds < 0 {
+			t.Errorf("%s: CPU %+v", x.Server, c)
 		}
 		// Every connection carried its two requests (give or take the edges of the interval).
 		if x.Requests < 700 || x.Requests > 900 {

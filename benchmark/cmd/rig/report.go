@@ -51,7 +51,9 @@ type Report struct {
 	Requests      int64           `json:"requests"`   // measured replies
 	ThroughputRPS float64         `json:"throughput_rps"`
 	LatencyUs     loadgen.Latency `json:"latency_us"` // from the exact merge of every client's histogram
-	Timeline      []Point         `json:"timeline"`
+	// CPU is where the CPU went during the load (cpu.go).
+	CPU      CPU     `json:"cpu"`
+	Timeline []Point `json:"timeline"`
 
 	Peer    *Report `json:"peer,omitempty"`
 	Command string  `json:"command,omitempty"`
@@ -131,6 +133,18 @@ func writeMarkdown(w io.Writer, r *Report, chart string) error {
 	row("requests (duration)", func(x *Report) string {
 		return fmt.Sprintf("%s (%.1f s)", loadgen.Group(float64(x.Requests)), x.DurationSec)
 	})
+	row("**server CPU per request** (all server processes)", func(x *Report) string {
+		return fmt.Sprintf("**%.1f µs** (%.2f s)", x.CPU.ServerUsPerRequest, x.CPU.ServerSeconds)
+	})
+	row("client CPU per request (all client processes)", func(x *Report) string {
+		return fmt.Sprintf("%.1f µs (%.2f s)", x.CPU.ClientUsPerRequest, x.CPU.ClientSeconds)
+	})
+	row("host CPU per request (busy, every process and the kernel)", func(x *Report) string {
+		return fmt.Sprintf("%.1f µs (%.2f s busy, %.2f CPUs)", x.CPU.HostBusyUsPerRequest, x.CPU.HostBusySeconds, x.CPU.HostCPUs)
+	})
+	row("host system / irq+softirq time", func(x *Report) string {
+		return fmt.Sprintf("%.2f s / %.2f s", x.CPU.HostSystemSeconds, x.CPU.HostIRQSeconds)
+	})
 	l := func(f func(l loadgen.Latency) float64) func(x *Report) string {
 		return func(x *Report) string { return fmtUs(f(x.LatencyUs)) }
 	}
@@ -140,7 +154,9 @@ func writeMarkdown(w io.Writer, r *Report, chart string) error {
 	row("latency p99.9", l(func(l loadgen.Latency) float64 { return l.P999 }))
 	row("latency max", l(func(l loadgen.Latency) float64 { return l.Max }))
 	b.WriteString("\nLatency is measured from each request's scheduled send time (open loop, coordinated-omission safe), " +
-		"from the exact merge of every client's HdrHistogram. RSS is the servers' VmRSS summed, read from /proc on the host.\n")
+		"from the exact merge of every client's HdrHistogram. RSS is the servers' VmRSS summed, read from /proc on the host. " +
+		"CPU is read on the host from /proc/PID/stat (processes) and /proc/stat (the whole host, whose system and softirq time " +
+		"carries docker's bridge, NAT and conntrack) from the moment every connection is up until the clients finish their load.\n")
 	for _, x := range runs {
 		if len(x.ErrorsByKind) > 0 {
 			fmt.Fprintf(&b, "\nErrors of %s by kind:\n\n", serverName(x.Server))

@@ -44,6 +44,28 @@ type rigRun struct {
 	tty      bool
 	rep      *Report
 	start    time.Time // clients started
+
+	// CPU times when the load began, and the latest readable ones since
+	// (a client's process is gone once it is done); cpu.go.
+	cpuStart, cpuLast cpuSample
+	cpuStartAt        time.Time
+	cpuLastAt         time.Time
+}
+
+// noteCPU folds a sample taken during the load into cpuLast, side by side:
+// a side that cannot be read now keeps its last reading.
+func (r *rigRun) noteCPU(now time.Time, s cpuSample) {
+	if s.serverOK {
+		r.cpuLast.server, r.cpuLast.serverOK = s.server, true
+	}
+	if s.clientOK {
+		r.cpuLast.client, r.cpuLast.clientOK = s.client, true
+	}
+	if s.hostOK {
+		r.cpuLast.hostSystem, r.cpuLast.hostIRQ, r.cpuLast.hostBusy, r.cpuLast.hostTotal, r.cpuLast.hostOK =
+			s.hostSystem, s.hostIRQ, s.hostBusy, s.hostTotal, true
+		r.cpuLastAt = now
+	}
 }
 
 // runRig brings the servers up, measures their idle RSS, starts the clients, follows
@@ -241,6 +263,7 @@ func (r *rigRun) follow(ctx context.Context, serverPIDs []int, clients []string,
 			pt.Phase = "ready"
 			r.logf("all %d clients connected and checked: %d connections (%d failed) in %.1fs; servers' RSS %s MB. Load: %.0f req/s for %v",
 				p.clients, agg.Connected, agg.Failed, r.rep.ConnectSeconds, mb(rssNow), p.rate, p.duration)
+			r.cpuStart, r.cpuStartAt = sampleCPU(serverPIDs, clientPIDs), time.Now()
 			if err := os.WriteFile(filepath.Join(r.out, rig.GoFile), nil, 0o644); err != nil {
 				return err
 			}
@@ -252,6 +275,7 @@ func (r *rigRun) follow(ctx context.Context, serverPIDs []int, clients []string,
 				loadgen.Group(float64(agg.Connected-prevConnected)/dt), phaseSummary(phases)))
 		default:
 			pt.Phase = "load"
+			r.noteCPU(now, sampleCPU(serverPIDs, clientPIDs))
 			pt.RPS = float64(agg.Completed-prevCompleted) / dt
 			if h, err := loadgen.MergeHistograms(hists...); err == nil {
 				interval := diffHistogram(h, prevHist)
@@ -391,6 +415,7 @@ func (r *rigRun) gather() error {
 	if rep.DurationSec > 0 {
 		rep.ThroughputRPS = float64(rep.Requests) / rep.DurationSec
 	}
+	rep.CPU = cpuBetween(r.cpuStart, r.cpuLast, r.cpuLastAt.Sub(r.cpuStartAt).Seconds(), rep.Requests)
 	if rep.Connected > 0 {
 		rep.ServerRSSBytesPerConn = float64(rep.ServerRSSBytes-rep.ServerRSSIdleBytes) / float64(rep.Connected)
 		rep.ServerRSSBytesPerIdleConn = float64(rep.ServerRSSConnectedBytes-rep.ServerRSSIdleBytes) / float64(rep.Connected)
