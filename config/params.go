@@ -136,6 +136,22 @@ func Params() []Param {
 		{Name: "repl-diskless-sync-delay", Kind: Int(0, math.MaxInt32), Default: "5", RunTime: true, Usage: "accepted; Shoal starts each full sync at once"},
 		{Name: "min-replicas-to-write", Aliases: []string{"min-slaves-to-write"}, Kind: Int(0, math.MaxInt32), Default: "0", RunTime: true, Usage: "writes are refused with -NOREPLICAS unless this many replicas acknowledged within min-replicas-max-lag seconds (0: off)"},
 		{Name: "min-replicas-max-lag", Aliases: []string{"min-slaves-max-lag"}, Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "seconds since its last ACK under which a replica counts for min-replicas-to-write"},
+
+		// Redis Cluster (package cluster). The first three are read at
+		// startup; the others are owned by the node's cluster.State.
+		{Name: "cluster-enabled", Kind: YesNo, Default: "no", Usage: "yes: run as a Redis Cluster node: hash slots on the data path (MOVED, ASK, CROSSSLOT), the CLUSTER command, the cluster bus on cluster-port (native engine only)"},
+		{Name: "cluster-config-file", Kind: Text(fileName), Default: "nodes.conf", Usage: "the node's cluster configuration (Redis's nodes.conf format), in --dir: written on every change, read at startup"},
+		{Name: "cluster-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the cluster bus (0: port + 10000)"},
+		{Name: "cluster-node-timeout", Kind: Int(1, math.MaxInt64), Default: "15000", RunTime: true, Usage: "milliseconds without a PONG after which a node is flagged PFAIL; a majority of primaries' reports make it FAIL"},
+		{Name: "cluster-announce-ip", Kind: Text(nil), Default: "", RunTime: true, Usage: "IP this node gives other nodes on the bus (empty: the address they reach it on)"},
+		{Name: "cluster-announce-port", Kind: Int(0, 65535), Default: "0", RunTime: true, Usage: "client port this node gives other nodes (0: port)"},
+		{Name: "cluster-announce-bus-port", Kind: Int(0, 65535), Default: "0", RunTime: true, Usage: "bus port this node gives other nodes (0: cluster-port)"},
+		{Name: "cluster-announce-hostname", Kind: Text(nil), Default: "", RunTime: true, Usage: "hostname this node gives other nodes in the bus's hostname extension, shown by CLUSTER NODES and SHARDS (empty: none)"},
+		{Name: "cluster-require-full-coverage", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: the cluster answers -CLUSTERDOWN while a slot is unassigned or its owner failed"},
+		{Name: "cluster-allow-reads-when-down", Kind: YesNo, Default: "no", RunTime: true, Usage: "yes: a node of a failed cluster still serves reads of its slots"},
+		{Name: "cluster-replica-validity-factor", Aliases: []string{"cluster-slave-validity-factor"}, Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "inert for now: replicas do not run failover elections yet (README, Known gaps)"},
+		{Name: "cluster-migration-barrier", Kind: Int(0, math.MaxInt32), Default: "1", RunTime: true, Usage: "inert for now: replicas do not migrate to orphaned primaries yet (README, Known gaps)"},
+		{Name: "cluster-allow-replica-migration", Kind: YesNo, Default: "yes", RunTime: true, Usage: "inert for now: replicas do not migrate, and a primary that loses its last slot stays a primary (README, Known gaps)"},
 	}
 	return append(params, inertParams()...)
 }
