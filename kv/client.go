@@ -34,6 +34,7 @@ type client struct {
 	failed          bool         // the running command replied with an error
 	unixSocket      bool         // connected on a Unix socket; immutable after OnOpen
 	proto           uint8        // 2 or 3
+	clusterFlags    uint8        // ASKING, READONLY (cluster_check.go)
 	stats           *loopState   // the client's loop's counters, lent arguments, ready keys, exec gate
 	aof             *aofState    // persistence state, from the client's first logged write (aof.go)
 

@@ -127,6 +127,10 @@ func cmdSelect(h *Handler, cl *client, args [][]byte) {
 		cl.writeError(errText)
 		return
 	}
+	if h.cluster != nil && id != 0 {
+		cl.writeError("ERR SELECT is not allowed in cluster mode")
+		return
+	}
 	cl.selected.Store(int32(id))
 	cl.writeOK()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/shoalkv/shoal/internal/ascii"
 
 	"github.com/shoalkv/shoal/aof"
+	"github.com/shoalkv/shoal/cluster"
 	"github.com/shoalkv/shoal/config"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
@@ -123,6 +124,9 @@ type Handler struct {
 	repl            replication               // REPLICAOF, the link to a primary, the history's ID and offset (repl.go)
 	primary         primarySide               // replicas, the stream and its backlog (primary.go)
 	failover        failoverState             // FAILOVER (failover.go)
+	// cluster is the Redis Cluster node h is part of (AttachCluster,
+	// before serving), nil outside cluster mode (cluster_check.go).
+	cluster *cluster.State
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -442,6 +446,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 		if r := n.user.load(); !r.unrestricted && h.aclRefuses(cl, r, cmd, args, counters) {
 			return // -NOPERM (acl_check.go)
 		}
+	}
+	if h.cluster != nil && h.clusterRefuses(cl, cmd, args, counters) {
+		return // -MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN (cluster_check.go)
 	}
 	if cl.lastCmd.Load() != cmd {
 		cl.lastCmd.Store(cmd)

@@ -183,7 +183,11 @@ func (h *Handler) appendInfoSection(b []byte, section string) []byte {
 		b = h.errors.appendStats(b)
 	case "cluster":
 		b = append(b, "# Cluster\r\n"...)
-		field("cluster_enabled", 0)
+		enabled := 0
+		if h.cluster != nil {
+			enabled = 1
+		}
+		field("cluster_enabled", enabled)
 	case "keyspace":
 		b = append(b, "# Keyspace\r\n"...)
 		b = h.appendKeyspaceInfo(b)

@@ -123,10 +123,6 @@ func migrateKeys(dst []int, args [][]byte) []int {
 	return dst
 }
 
-func cmdAsking(_ *Handler, cl *client, _ [][]byte) {
-	cl.writeError(errClusterDisabled)
-}
-
 // parseMigrate reads MIGRATE's arguments in Redis's order: the options
 // first, then the timeout, then the database.
 func parseMigrate(args [][]byte) (*migration, [][]byte, string) {
