@@ -271,6 +271,14 @@ func run(params *config.Table) error {
 	bind := addrs[0]
 	edge := server.New(h)
 	listeners := fronts(bind, int(params.Int("http-port")), int(params.Int("frame-port")), edge)
+	nodes, busListener, err := startCluster(params, h, bind, engine, logger)
+	if err != nil {
+		return err
+	}
+	if nodes != nil {
+		defer nodes.Close()
+		listeners = append(listeners, busListener)
+	}
 	if tcp {
 		for _, a := range addrs[1:] {
 			listeners = append(listeners, eventloop.Listener{Addr: net.JoinHostPort(a, port), Handler: edge, RejectMessage: []byte(errMaxClients)})
@@ -338,6 +346,9 @@ func run(params *config.Table) error {
 		"loops", len(srv.Counters()), "engine", engine, "balancer", balancer, "maxclients", maxClients,
 		"auth", params.Get("requirepass") != "")
 
+	if nodes != nil {
+		nodes.Start()
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	select {
