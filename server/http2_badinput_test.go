@@ -272,3 +272,62 @@ func TestH2SelfDependentStream(t *testing.T) {
 		t.Fatalf("the next request: %s", st)
 	}
 }
+
+// TestH2SettingsAndWindowUpdate: the server's first frame is its SETTINGS
+// (100 streams, a 256 KiB stream window), it acknowledges the client's,
+// and a response larger than the client's window waits for the client's
+// WINDOW_UPDATEs, then arrives whole, in frames no larger than the
+// client's SETTINGS_MAX_FRAME_SIZE, while other streams are served.
+func TestH2SettingsAndWindowUpdate(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	val := bytes.Repeat([]byte("0123456789abcdef"), 100<<10) // 1.6 MB
+	if _, _, _, err := f.store.Set(nil, []byte("big"), val, store.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := dialH2(t, f.http)
+	first := r.until("SETTINGS", func(fr http2.Frame) bool { return true })
+	s, ok := first.(*http2.SettingsFrame)
+	if !ok || s.IsAck() {
+		t.Fatalf("first frame %v, want SETTINGS", first)
+	}
+	if v, _ := s.Value(http2.SettingMaxConcurrentStreams); v != 100 {
+		t.Fatalf("MAX_CONCURRENT_STREAMS %d", v)
+	}
+	if v, _ := s.Value(http2.SettingInitialWindowSize); v != 256<<10 {
+		t.Fatalf("INITIAL_WINDOW_SIZE %d", v)
+	}
+	r.until("SETTINGS ack", func(fr http2.Frame) bool { s, ok := fr.(*http2.SettingsFrame); return ok && s.IsAck() })
+	const window = 1000
+	r.check(r.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: window}))
+	r.request(1, "GET", "/kv/big", true)
+	got := 0
+	r.until("the first window's DATA", func(fr http2.Frame) bool {
+		if d, ok := fr.(*http2.DataFrame); ok && d.StreamID == 1 {
+			got += len(d.Data())
+		}
+		return got >= window
+	})
+	if got != window {
+		t.Fatalf("%d bytes in a %d-byte window", got, window)
+	}
+	r.request(3, "GET", "/healthz", true) // the stalled stream holds up nothing else
+	if st := r.status(3); st != "200" {
+		t.Fatalf("stream 3 while 1 waits: %s", st)
+	}
+	r.check(r.fr.WriteWindowUpdate(0, uint32(len(val))))
+	r.check(r.fr.WriteWindowUpdate(1, uint32(len(val))))
+	r.until("the rest of the value", func(fr http2.Frame) bool {
+		d, ok := fr.(*http2.DataFrame)
+		if !ok || d.StreamID != 1 {
+			return false
+		}
+		if len(d.Data()) > 16<<10 {
+			t.Fatalf("a DATA frame of %d bytes, over the default max frame size", len(d.Data()))
+		}
+		got += len(d.Data())
+		return d.StreamEnded()
+	})
+	if got != len(val) {
+		t.Fatalf("%d bytes of %d", got, len(val))
+	}
+}
