@@ -162,3 +162,23 @@ func TestH2LargeBodiesBothWays(t *testing.T) {
 		}
 	}
 }
+
+// TestH2CountsInCommandStats: HTTP/2 requests are counted as the HTTP/1.1
+// ones are: a GET as get, a failed incr as a failed incrby.
+func TestH2CountsInCommandStats(t *testing.T) {
+	f := startFronts(t, kv.Options{}, eventloop.Options{}, "")
+	r := dialRaw(t, f.resp)
+	r.Do("SET", "a", "x")
+	c := h2cClient()
+	for i := 0; i < 7; i++ {
+		h2Do(t, c, "GET", "http://"+f.http+"/kv/a", "")
+	}
+	h2Do(t, c, "POST", "http://"+f.http+"/kv/a/incr", "") // 409
+	info := r.Do("INFO", "commandstats")
+	if get := cmdstat(t, info, "get"); get["calls"] != 7 {
+		t.Fatalf("cmdstat_get %v: want 7 HTTP/2 calls", get)
+	}
+	if incrby := cmdstat(t, info, "incrby"); incrby["calls"] != 1 || incrby["failed_calls"] != 1 {
+		t.Fatalf("cmdstat_incrby %v", incrby)
+	}
+}
