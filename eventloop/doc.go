@@ -56,7 +56,9 @@
 // # Closing
 //
 // A graceful close (Conn.Close, the peer's half-close, Server.Shutdown)
-// sends all pending output first. Server.Shutdown also answers everything
+// sends all pending output first. A Handler that is a DrainHandler is told
+// as Shutdown begins (OnDrain, per open connection), to say goodbye in its
+// protocol (HTTP/2's GOAWAY). Server.Shutdown also answers everything
 // already in each socket: it keeps reading, under the usual backpressure,
 // until the output is all written and a read then finds the socket empty.
 // If the peer has not yet received
