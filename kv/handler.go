@@ -332,8 +332,11 @@ func (h *Handler) totalCommands() int64 {
 // OnTraffic without the Conn bookkeeping, so benchmarks can drive the
 // parse-dispatch-reply path alone.
 func (h *Handler) execute(cl *client, in []byte) int {
-	consumed := 0
+	consumed, window := 0, 0
 	for consumed < len(in) {
+		if consumed >= window && cl.authed && !noPrefetch {
+			window = h.prefetchAhead(cl, in, consumed) // prefetch.go
+		}
 		if !cl.authed {
 			// Redis decides per request whether the pre-AUTH limits apply:
 			// another client may have cleared or set requirepass since.
