@@ -45,8 +45,13 @@ func (s *Store) Prefetch(keys [][]byte) uint32 {
 	}
 	for i := range n {
 		sl := slots[i]
-		if sl == 0 || sl>>slotIDBits != hs[i]>>slotIDBits {
-			slots[i] = 0 // missing, or past its home slot: the probe will show
+		if sl != 0 && sl>>slotIDBits != hs[i]>>slotIDBits {
+			// Displaced by a collision: follow the probe a few slots, which
+			// are mostly on the line just loaded, to the first with the tag.
+			sl = shs[i].probeTag(hs[i])
+			slots[i] = sl
+		}
+		if sl == 0 {
 			continue
 		}
 		// An entry is 28 bytes and may straddle two lines: touch both ends.
@@ -69,3 +74,22 @@ func (s *Store) Prefetch(keys [][]byte) uint32 {
 	}
 	return acc
 }
+
+// probeTag returns the first slot in h's probe run, among its first
+// prefetchProbe, that carries h's tag; 0 if none.
+func (sh *shard) probeTag(h uint32) uint32 {
+	mask := len(sh.index) - 1
+	for i, k := int(h)&mask, 0; k < prefetchProbe; i, k = (i+1)&mask, k+1 {
+		s := sh.index[i]
+		if s == 0 {
+			return 0
+		}
+		if s>>slotIDBits == h>>slotIDBits {
+			return s
+		}
+	}
+	return 0
+}
+
+// prefetchProbe bounds the slots probeTag looks at.
+const prefetchProbe = 8
