@@ -62,7 +62,7 @@ func peekCommand(in []byte, pos int) (name, arg []byte, next int, ok bool) {
 	}
 	for i := range count {
 		var n int
-		if n, pos, ok = peekHeader(in, pos, '$'); !ok || n > maxPrefetchBulk || len(in)-pos < n+2 {
+		if n, pos, ok = peekHeader(in, pos, '$'); !ok || len(in)-pos < n+2 || in[pos+n] != '\r' || in[pos+n+1] != '\n' {
 			return nil, nil, 0, false
 		}
 		switch i {

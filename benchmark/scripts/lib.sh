@@ -5,6 +5,10 @@
 # ticks (getconf CLK_TCK of them a second), from /proc/PID/stat.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# cpu_user_sys PID prints the process's user and system CPU time so far, in
+# clock ticks, separated by a space.
+cpu_user_sys() { awk '{print $14, $15}' "/proc/$1/stat"; }
+
 # wait_ping PORT... waits until a RESP server answers PING on each port.
 wait_ping() {
   local port
