@@ -334,7 +334,7 @@ func (h *Handler) totalCommands() int64 {
 func (h *Handler) execute(cl *client, in []byte) int {
 	consumed, window := 0, 0
 	for consumed < len(in) {
-		if consumed >= window && cl.authed && !noPrefetch {
+		if consumed > 0 && consumed >= window && cl.authed && !noPrefetch {
 			window = h.prefetchAhead(cl, in, consumed) // prefetch.go
 		}
 		if !cl.authed {

@@ -9,7 +9,10 @@ import "github.com/shoalkv/shoal/store"
 // plain shape is looked at: a multibulk of 2 to maxPrefetchArgs short bulks,
 // whose command takes its first key at position 1 (GET, SET, INCR, HGET,
 // EXISTS, ...). Anything else ends the window; the commands run as before
-// whatever the scan finds, which changes nothing but the caches.
+// whatever the scan finds, which changes nothing but the caches. A batch's
+// first command runs before any scan, so a client that does not pipeline
+// (one command a read) pays nothing; neither does a database small enough to
+// stay in the caches (store.PrefetchPays), where the scan would be all cost.
 
 // maxPrefetchArgs and maxPrefetchBulk bound the commands the scan steps over.
 const (
@@ -21,33 +24,31 @@ const (
 // measures it against.
 var noPrefetch bool
 
-// prefetchAhead scans the commands of in from off (the next to run) and, when
-// it finds at least two with a key, has the client's database prefetch up to
-// store.PrefetchMax of their keys. It returns where the scan stopped, which
-// execute treats as the start of the next window.
+// prefetchAhead scans the commands of in from off (the next to run) and has
+// the client's database prefetch the keys of up to store.PrefetchMax of them.
+// It returns where the scan stopped, which execute treats as the start of the
+// next window; len(in) when the database is too small for its lookups to miss
+// the caches, so that a batch on such a database checks only once.
 func (h *Handler) prefetchAhead(cl *client, in []byte, off int) int {
-	var names, keys [store.PrefetchMax][]byte
+	db := cl.db()
+	if !db.PrefetchPays() {
+		return len(in)
+	}
+	var keys [store.PrefetchMax][]byte
 	n, pos := 0, off
 	for n < len(keys) {
 		name, key, next, ok := peekCommand(in, pos)
 		if !ok {
 			break
 		}
-		names[n], keys[n], pos = name, key, next
-		n++
-	}
-	if n < 2 {
-		return pos // depth 1: nothing to overlap
-	}
-	k := 0
-	for i := range n {
-		if c := dispatchIdx.find(names[i]); c != nil && c.firstKey == 1 {
-			keys[k] = keys[i]
-			k++
+		pos = next
+		if c := dispatchIdx.find(name); c != nil && c.firstKey == 1 {
+			keys[n] = key
+			n++
 		}
 	}
-	if k >= 2 {
-		cl.db().Prefetch(keys[:k])
+	if n >= 2 {
+		db.Prefetch(keys[:n])
 	}
 	return pos
 }

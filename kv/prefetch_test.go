@@ -44,6 +44,13 @@ func TestPrefetchedPipelinesAnswerAsBefore(t *testing.T) {
 		defer h.Close()
 		cl := benchClient(h)
 		cl.out = nil
+		// Large enough that the prefetch runs (store.PrefetchPays).
+		fill := make([]byte, 1024)
+		for db := range 3 {
+			for i := 0; !h.db(db).PrefetchPays(); i++ {
+				h.db(db).Set(nil, fmt.Appendf(nil, "fill:%d", i), fill, store.SetOptions{})
+			}
+		}
 		rest := in
 		for len(rest) > 0 {
 			chunk := rest[:min(len(rest), split)]

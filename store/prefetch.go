@@ -16,6 +16,16 @@ import "sync/atomic"
 // PrefetchMax is the most keys one Prefetch call looks at; later keys are ignored.
 const PrefetchMax = 16
 
+// PrefetchMinBytes is the accounted memory below which PrefetchPays says no:
+// a keyspace that small mostly stays in the CPU caches, where a prefetch is
+// all cost (about 40 ns a key: the hash, the lock, the loads).
+const PrefetchMinBytes = 2 << 20
+
+// PrefetchPays reports whether the keyspace is large enough (PrefetchMinBytes)
+// for its lookups to miss the CPU caches, so that Prefetch saves more than it
+// costs.
+func (s *Store) PrefetchPays() bool { return s.used.Load() >= PrefetchMinBytes }
+
 // Prefetch brings into the CPU caches what a lookup of each of keys will read: its
 // index slot, its entry and its key and value bytes. It changes nothing, counts no
 // hit or miss and never waits: a shard whose read lock is not free at once (a
