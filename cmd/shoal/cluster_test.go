@@ -518,3 +518,91 @@ func readN(t *testing.T, c net.Conn, n int) string {
 	}
 	return string(buf)
 }
+
+// TestClusterWithReplicas: six shoal nodes, created with
+// --cluster-replicas 1: each primary gets a replica (CLUSTER REPLICATE,
+// then replication), --cluster check is clean, the ClusterClient writes,
+// and a replica answers MOVED for its primary's key until READONLY, then
+// serves the replicated value.
+func TestClusterWithReplicas(t *testing.T) {
+	skipClusterOnGnet(t)
+	var nodes []*clusterNode
+	for range 6 {
+		nodes = append(nodes, startShoalNode(t, ""))
+	}
+	createCluster(t, nodes, "--cluster-replicas", "1")
+	waitClusterOK(t, nodes)
+	checkCluster(t, nodes[0])
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{nodes[0].addr}})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	if err := c.Set(ctx, "foo", "bar", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// "foo" is slot 12182: find its primary and that primary's replica.
+	var primaryID, replicaAddr, primaryAddr string
+	lines := strings.Split(cli(t, nodes[0].addr, "CLUSTER", "NODES"), "\n")
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) >= 9 && strings.Contains(f[2], "master") && strings.HasSuffix(f[8], "-16383") {
+			primaryID, primaryAddr = f[0], strings.Split(f[1], "@")[0]
+		}
+	}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) >= 4 && f[3] == primaryID {
+			replicaAddr = strings.Split(f[1], "@")[0]
+		}
+	}
+	if primaryID == "" || replicaAddr == "" {
+		t.Fatalf("no primary of slot 16383 with a replica in:\n%s", strings.Join(lines, "\n"))
+	}
+	if got := rawReply(t, replicaAddr, []string{"GET", "foo"}); got != "-MOVED 12182 "+primaryAddr+"\r\n" {
+		t.Fatalf("GET foo on the replica without READONLY: %q", got)
+	}
+	conn, err := net.Dial("tcp", replicaAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got := readAfter(t, conn, "READONLY\r\n"); got != "+OK\r\n" {
+		t.Fatalf("READONLY: %q", got)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := readAfter(t, conn, "GET foo\r\n")
+		if got == "$3\r\nbar\r\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never served foo after READONLY: %q", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := readAfter(t, conn, "SET foo x\r\n"); got != "-MOVED 12182 "+primaryAddr+"\r\n" {
+		t.Fatalf("SET on the replica after READONLY: %q", got)
+	}
+}
+
+// readAfter writes req and returns one reply line (with a bulk's payload).
+func readAfter(t *testing.T, c net.Conn, req string) string {
+	t.Helper()
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var got []byte
+	buf := make([]byte, 512)
+	for {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("read after %q: %v", req, err)
+		}
+		got = append(got, buf[:n]...)
+		s := string(got)
+		if strings.HasSuffix(s, "\r\n") && (s[0] != '$' || s == "$-1\r\n" || strings.Count(s, "\r\n") == 2) {
+			return s
+		}
+	}
+}
