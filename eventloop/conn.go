@@ -100,6 +100,7 @@ type connEngine interface {
 	connExecute(c *Conn, fn func(c *Conn)) error
 	connReserve(c *Conn) error
 	connExecuteReserved(c *Conn, fn func(c *Conn)) error
+	connAtCycleEnd(c *Conn, fn func(c *Conn)) error
 	connSetOutputLimit(c *Conn, l *OutputLimit)
 	connOutputBacklog(c *Conn) int
 	connLoopIndex() int

@@ -68,6 +68,9 @@ type loop struct {
 	windowStart time.Duration
 	tls         tlsLoop // the loop's TLS connections and buffers (tls.go)
 
+	// AtCycleEnd's functions for the end of this cycle (cycleend.go).
+	cycleEnd, cycleRunning []task
+
 	// Written by the loop goroutine, read by Server.Counters: among the
 	// loop's own fields, away from those other goroutines write.
 	counters loopCounters
@@ -131,6 +134,9 @@ func (l *loop) run() {
 		if woken {
 			l.runTasks()
 		}
+		if len(l.cycleEnd) > 0 {
+			l.runCycleEnd()
+		}
 		if len(l.dirty) > 0 {
 			l.flushDirty()
 		}
@@ -176,7 +182,7 @@ func millisUntil(deadline, now time.Duration) int {
 }
 
 func (l *loop) waitMillis() int {
-	if len(l.drainChecks) > 0 {
+	if len(l.drainChecks) > 0 || len(l.cycleEnd) > 0 {
 		return 0
 	}
 	ms := -1
