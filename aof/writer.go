@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Fsync is an appendfsync policy.
@@ -55,9 +53,10 @@ func (p Fsync) String() string {
 // connections and loops together: group commit. A caller that must not
 // answer before its records are durable asks Commit to call it back; the
 // callback runs on the writer goroutine once the file holds and has synced
-// everything up to the offset it named. So the event loops never wait on
-// the disk and never wait for each other: they only take turns appending to
-// memory. Offsets are logical: bytes appended since Open.
+// everything up to the offset it named. An event loop may instead lead a
+// round itself with SyncTo (groupcommit.go): then the loop waits on the
+// disk, and its replies need no trip through another goroutine. Offsets are
+// logical: bytes appended since Open.
 type Writer struct {
 	path   string
 	logger *slog.Logger
@@ -88,6 +87,12 @@ type Writer struct {
 	fileMu sync.Mutex
 	spare  []byte
 	syncs  atomic.Int64 // fdatasyncs done, for tests of grouping
+
+	// leadMu is held by whoever runs a round, the writer goroutine or a
+	// SyncTo caller: one writes and syncs while the others wait, and then
+	// find their records synced or lead the next round (group commit).
+	leadMu sync.Mutex
+	led    atomic.Int64 // rounds SyncTo callers led (LedRounds)
 
 	rwMu          sync.Mutex // guards the rewrite statistics
 	rwRunning     bool
@@ -260,13 +265,15 @@ func (w *Writer) run() {
 			stopping = true
 		}
 		policy := w.Policy()
+		w.leadMu.Lock()
 		wrote := w.writeRound()
 		switch {
-		case stopping, policy == FsyncAlways && wrote,
+		case stopping, policy == FsyncAlways && (wrote || w.durable.Load() < w.written.Load()),
 			policy == FsyncEverySec && time.Since(lastSync) >= time.Second && w.durable.Load() < w.written.Load():
 			w.sync()
 			lastSync = time.Now()
 		}
+		w.leadMu.Unlock()
 		if policy != FsyncAlways {
 			// Nobody waits under the other policies; a switch away from
 			// always must not strand the callers that were waiting.
@@ -329,7 +336,7 @@ func (w *Writer) writeRound() bool {
 func (w *Writer) sync() {
 	w.fileMu.Lock()
 	end := w.written.Load()
-	err := unix.Fdatasync(int(w.f.Fd()))
+	err := fdatasync(int(w.f.Fd()))
 	w.fileMu.Unlock()
 	w.syncs.Add(1)
 	if err != nil {
