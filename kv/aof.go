@@ -31,10 +31,14 @@ import (
 // expires; Shoal logs it when a write finds one gone).
 //
 // Under appendfsync always, the replies of a batch are held back while any
-// record appended so far (by any client) is not yet durable, and handed to
-// the connection through Conn.ExecuteReserved once the writer has synced
-// it; later batches' replies queue behind them, so the order of replies is
-// kept, and the reservation makes a graceful close wait for them. A read
+// record appended so far (by any client) is not yet durable. At the end of
+// the loop's cycle the loop syncs the log itself, or waits for the round
+// in flight (group commit, aof_hold.go), and releases them with the cycle's
+// output; where the engine has no cycle end they are handed to the
+// connection through Conn.RunReserved once the writer goroutine has synced
+// them. Later batches' replies queue behind them, so the order of replies
+// is kept, and a graceful close waits for them (the cycle-end function or
+// the reservation counts as a queued task). A read
 // passes its keys' stripes first (callReader), so the records of the values
 // it shows are among those waited for.
 
@@ -95,6 +99,11 @@ type aofState struct {
 	failed  atomic.Bool  // the writer could not make a held record durable
 	onSync  func(end int64, ok bool)
 	release func()
+
+	// The group commit at the end of the loop's cycle (aof_hold.go).
+	ender       cycleEnder // cl.conn, if its loop runs cycle-end functions
+	atCycleEnd  func()     // cl.syncAtCycleEnd, bound once
+	cycleQueued bool       // atCycleEnd is queued for this cycle
 }
 
 type holdMark struct {
@@ -448,150 +457,6 @@ func (h *Handler) unlockStripes(cl *client) {
 		h.stripes[i].Unlock()
 	}
 	cl.aof.stripes = cl.aof.stripes[:0]
-}
-
-// holdsReplies reports whether cl's replies must wait for the log: while
-// earlier replies wait, and under appendfsync always while any record, of
-// this client or another, is not yet durable (a reply may show its value).
-func (cl *client) holdsReplies() bool {
-	h := cl.h
-	if h == nil || h.aof == nil {
-		return false
-	}
-	if st := cl.aof; st != nil && len(st.marks) > 0 {
-		return true
-	}
-	w := h.aof
-	if w.Policy() != aof.FsyncAlways {
-		return false
-	}
-	if w.WriteError() != "" {
-		return cl.aof != nil && cl.aof.end > w.Durable()
-	}
-	return w.Appended() > w.Durable()
-}
-
-// afterBatch commits the batch's records and, if its replies must wait,
-// moves them (cl.out[base:]) to the held queue. Under appendfsync always a
-// batch's replies wait until every record appended so far, by any client,
-// is durable: its own writes, and any other write whose value a reply of
-// this batch may show. So, as with Redis (which syncs before it writes any
-// reply), no client sees a value that a crash could still take back.
-func (h *Handler) afterBatch(cl *client, base int) {
-	w := h.aof
-	st := cl.aof
-	if w.Policy() != aof.FsyncAlways {
-		if st != nil && st.end > st.committed {
-			st.committed = st.end
-			w.Commit(st.end, nil) // wakes the writer; never keeps fn
-		}
-	} else if cl.out != nil && len(cl.out) > base {
-		end := w.Appended()
-		if w.WriteError() != "" {
-			// The disk refuses writes: answer reads rather than hold them
-			// behind records that may never be written; a batch with
-			// writes of its own still waits (and fails) for them.
-			end = 0
-			if st != nil {
-				end = st.end
-			}
-		}
-		if end > w.Durable() {
-			if st == nil {
-				st = &aofState{}
-				cl.aof = st
-			}
-			if end > st.committed {
-				st.committed = end
-				if st.onSync == nil {
-					st.onSync = cl.synced
-					st.release = cl.releaseHeld
-				}
-				// The reservation keeps a graceful close (QUIT, the peer's
-				// half-close, SIGTERM) waiting for these replies.
-				if cl.conn == nil || cl.conn.Reserve() == nil {
-					if !w.Commit(end, st.onSync) {
-						st.marks = append(st.marks, holdMark{end: end})
-					} else if cl.conn != nil {
-						_ = cl.conn.RunReserved(st.release)
-					}
-				}
-			}
-		}
-	}
-	if st == nil || len(st.marks) == 0 || cl.out == nil {
-		return
-	}
-	st.held = append(st.held, cl.out[base:]...)
-	cl.out = cl.out[:base]
-	// A batch that waits for nothing newer waits with the one before it.
-	st.marks[len(st.marks)-1].n = len(st.held)
-	if cl.closeAfterReply {
-		st.closing = true
-		cl.closeAfterReply = false
-	}
-}
-
-// synced runs on the writer goroutine once the records up to end are
-// durable (ok) or failed: it hands the release to the loop.
-func (cl *client) synced(end int64, ok bool) {
-	st := cl.aof
-	if !ok {
-		st.failed.Store(true)
-	}
-	for ok {
-		d := st.durable.Load()
-		if d >= end || st.durable.CompareAndSwap(d, end) {
-			break
-		}
-	}
-	_ = cl.conn.RunReserved(st.release)
-}
-
-// releaseHeld runs on the loop: it writes the held replies whose records
-// are durable. If the writer failed, a record of this client may never be
-// durable: nothing held is sent, the client gets the MISCONF error and the
-// connection closes, so no write it sent is acknowledged without being on
-// disk.
-func (cl *client) releaseHeld() {
-	st := cl.aof
-	if len(st.marks) == 0 {
-		return
-	}
-	if st.failed.Load() {
-		msg := "MISCONF Errors writing to the AOF file"
-		if e := cl.h.aof.WriteError(); e != "" {
-			msg = "MISCONF " + e
-		}
-		st.held, st.marks = nil, nil
-		_, _ = cl.conn.Write([]byte("-" + msg + "\r\n"))
-		_ = cl.conn.Close()
-		return
-	}
-	d := st.durable.Load()
-	i, n := 0, 0
-	for i < len(st.marks) && st.marks[i].end <= d {
-		n = st.marks[i].n
-		i++
-	}
-	if i == 0 {
-		return
-	}
-	_, _ = cl.conn.Write(st.held[:n])
-	rest := copy(st.held, st.held[n:])
-	st.held = st.held[:rest]
-	st.marks = st.marks[:copy(st.marks, st.marks[i:])]
-	for j := range st.marks {
-		st.marks[j].n -= n
-	}
-	if len(st.marks) == 0 {
-		if cap(st.held) > 64<<10 {
-			st.held = nil
-		}
-		if st.closing {
-			_ = cl.conn.Close()
-		}
-	}
 }
 
 // LoadAOF replays the append-only file at path into the store through the

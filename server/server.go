@@ -69,6 +69,11 @@ func (h *Handler) KV() *kv.Handler { return h.kv }
 type session struct {
 	kv.Client
 	c *eventloop.Conn
+
+	// AtCycleEnd's function, and the eventloop function that calls it,
+	// made once.
+	cycleFn  func()
+	cycleRun func(*eventloop.Conn)
 }
 
 func (s *session) OutputBuffer() []byte        { return s.c.OutputBuffer() }
@@ -86,6 +91,17 @@ func (s *session) Run(fn func()) error {
 
 func (s *session) RunReserved(fn func()) error {
 	return s.c.ExecuteReserved(func(*eventloop.Conn) { fn() })
+}
+
+// AtCycleEnd runs fn on the loop at the end of its cycle, before the
+// cycle's output is written (eventloop.Conn.AtCycleEnd); kv keeps one fn
+// per client, so the closure is made once.
+func (s *session) AtCycleEnd(fn func()) error {
+	s.cycleFn = fn
+	if s.cycleRun == nil {
+		s.cycleRun = func(*eventloop.Conn) { s.cycleFn() }
+	}
+	return s.c.AtCycleEnd(s.cycleRun)
 }
 
 func (s *session) OutputBacklog() int { return s.c.OutputBacklog() }
