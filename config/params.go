@@ -29,7 +29,7 @@ func Params() []Param {
 		{Name: "frame-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port of the binary frame front on --bind (0: off)"},
 		{Name: "unixsocket", Kind: Text(nil), Default: "", Usage: "also serve RESP on a Unix socket at this path, removed at exit; a socket file left there is replaced (empty: none; with --port 0, the socket alone)"},
 		{Name: "unixsocketperm", Kind: Octal(0, 0o777), Default: "0", Usage: "permissions of the Unix socket, in octal, e.g. 700 (0: as the umask leaves them)"},
-		{Name: "maxclients", Kind: Int(1, math.MaxInt32), Default: "10000", Usage: "maximum simultaneous clients"},
+		{Name: "maxclients", Kind: Int(1, math.MaxInt32), Default: "10000", RunTime: true, Usage: "maximum simultaneous clients (at most the descriptor limit less 32; CONFIG SET applies to new connections)"},
 		{Name: "timeout", Aliases: []string{"idle-timeout"}, Kind: Duration(0), Default: "0", Usage: "close clients idle this long, e.g. 300s (0: never)"},
 		{Name: "tcp-keepalive", Kind: Int(0, math.MaxInt32), Default: "300", Usage: "seconds between TCP keepalive probes to idle clients, to notice dead peers (0: off; applies at startup)"},
 		{Name: "max-query-buffer", Aliases: []string{"client-query-buffer-limit"}, Kind: Memory(1<<10, 1<<40), Default: "64mb", Usage: "close a client whose unparsed input exceeds this (Redis's client-query-buffer-limit, whose default is 1gb)"},

@@ -118,7 +118,7 @@ const maxAcceptedAtShutdown = 1 << 16
 // to a loop.
 func (s *Server) admit(fd int, ln *listener, own *loop) {
 	n := s.numConns.Add(1)
-	if max := s.opts.MaxConns; max > 0 && n > int64(max) {
+	if max := s.maxConns.Load(); max > 0 && n > max {
 		s.numConns.Add(-1)
 		s.rejected.Add(1)
 		if len(ln.reject) > 0 {

@@ -364,6 +364,45 @@ func TestConformMaxConnsRejectsWithMessage(t *testing.T) {
 	})
 }
 
+// TestConformSetMaxConnsAppliesToNewConnections: SetMaxConns changes the
+// limit while the server runs: raised, a connection that would have been
+// refused is served; lowered below the open count, the open ones stay and
+// the next is refused; Options reports the limit in force.
+func TestConformSetMaxConnsAppliesToNewConnections(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e engineCase) {
+		e.skipOn(t, "native-tls", "a TLS port writes no plaintext RejectMessage (TestTLSMaxConnsCloses)")
+		r := newRecorder()
+		s := e.start(t, lines{r}, eventloop.Options{MaxConns: 1, RejectMessage: []byte("-ERR max\r\n")})
+		echo := func(c net.Conn, msg string) {
+			t.Helper()
+			c.Write([]byte(msg))
+			if got := readFull(t, c, len(msg)); string(got) != msg {
+				t.Fatalf("echo of %q: %q", msg, got)
+			}
+		}
+		first := dialServer(t, s)
+		echo(first, "1\n")
+		s.SetMaxConns(3)
+		if got := s.Options().MaxConns; got != 3 || s.MaxConns() != 3 {
+			t.Fatalf("after SetMaxConns(3): Options().MaxConns %d, MaxConns() %d", got, s.MaxConns())
+		}
+		second, third := dialServer(t, s), dialServer(t, s)
+		echo(second, "2\n")
+		echo(third, "3\n")
+		s.SetMaxConns(1)
+		refused := dialServer(t, s)
+		if got := readToEOF(t, refused); string(got) != "-ERR max\r\n" {
+			t.Fatalf("a connection past the lowered limit got %q", got)
+		}
+		for _, c := range []net.Conn{first, second, third} {
+			echo(c, "still\n") // open before the limit was lowered: kept
+		}
+		if n := s.Rejected(); n != 1 {
+			t.Fatalf("Rejected %d, want 1", n)
+		}
+	})
+}
+
 // addrOfInput echoes and records where each OnTraffic's input starts.
 type addrOfInput struct {
 	*recorder

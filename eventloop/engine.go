@@ -78,6 +78,7 @@ func (e *engineConn) connSetOutputLimit(_ *Conn, l *OutputLimit) {
 
 func (h host) AddConns(delta int64) int64 { return h.s.numConns.Add(delta) }
 func (h host) AddRejected()               { h.s.rejected.Add(1) }
+func (h host) MaxConns() int              { return h.s.MaxConns() }
 func (h host) HandlerPanicked(hook string, fd int, v any) error {
 	return h.s.handlerPanicked(hook, fd, v)
 }

@@ -66,6 +66,7 @@ type Server struct {
 	loops    []*loop
 	addr     net.Addr
 	numConns atomic.Int64
+	maxConns atomic.Int64  // Options.MaxConns, changed by SetMaxConns
 	rejected atomic.Int64  // connections turned away by MaxConns
 	panics   atomic.Uint64 // Handler hooks that panicked (panic.go)
 	closing  atomic.Bool   // Shutdown has begun
@@ -107,6 +108,7 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: o, epoch: time.Now(),
 		acceptorDone: make(chan struct{}), done: make(chan struct{})}
+	s.maxConns.Store(int64(o.MaxConns))
 	s.listeners = append([]*listener{newListener(o.Network, o.Addr, h, o.RejectMessage, o.TLSConfig)}, extra...)
 	if err := s.setupTLS(); err != nil {
 		return nil, err
@@ -239,7 +241,20 @@ func (s *Server) Addr() net.Addr {
 // Options returns the options s runs with, defaults filled in: what a
 // handler should report (CONFIG GET maxclients, say) instead of keeping a
 // copy that could disagree.
-func (s *Server) Options() Options { return s.opts }
+func (s *Server) Options() Options {
+	o := s.opts
+	o.MaxConns = s.MaxConns()
+	return o
+}
+
+// SetMaxConns changes Options.MaxConns while the server runs (0: no
+// limit): connections accepted from now on count against n. Connections
+// already open stay, also past a lowered n, as Redis's CONFIG SET
+// maxclients leaves them.
+func (s *Server) SetMaxConns(n int) { s.maxConns.Store(int64(max(n, 0))) }
+
+// MaxConns reports the limit on open connections now (0: none).
+func (s *Server) MaxConns() int { return int(s.maxConns.Load()) }
 
 // NumConns returns the number of open connections.
 func (s *Server) NumConns() int { return int(s.numConns.Load()) }

@@ -132,7 +132,25 @@ func (h *Handler) ownListener() {
 		}
 		return h.bind
 	}})
-	p.Own("maxclients", config.Owner{Get: func() string { _, _, n, _ := h.listener(); return strconv.Itoa(n) }})
+	p.Own("maxclients", config.Owner{
+		Get: func() string { _, _, n, _ := h.listener(); return strconv.Itoa(n) },
+		Set: func(v string) {
+			if e := h.edge.Load(); e != nil {
+				n, _ := strconv.Atoi(v)
+				// A value given at startup over the descriptor limit was
+				// lowered, with a warning (cmd/shoal); Check refuses one
+				// from CONFIG SET.
+				if room, err := config.MaxClientsRoom(); err == nil {
+					n = min(n, room)
+				}
+				(*e).SetMaxClients(n)
+			}
+		},
+		Check: func(v string) error {
+			n, _ := strconv.Atoi(v)
+			return config.CheckMaxClients(n)
+		},
+	})
 	p.Own("timeout", config.Owner{Get: func() string {
 		_, _, _, idle := h.listener()
 		return strconv.FormatInt(int64(idle.Seconds()), 10)

@@ -74,6 +74,9 @@ type Edge interface {
 	// RejectedConnections is how many connections were refused over
 	// maxclients; they never reached the Handler.
 	RejectedConnections() int64
+	// SetMaxClients changes maxclients for the connections accepted from
+	// now on (CONFIG SET maxclients); open ones stay.
+	SetMaxClients(n int)
 	// SetOutputLimit sets the limits of one class of client
 	// (config.ClassNormal, ...) for every connection of that class, now
 	// and to come. kv calls it at Boot and on CONFIG SET.

@@ -212,6 +212,14 @@ func (h *Handler) RejectedConnections() int64 {
 	return 0
 }
 
+// SetMaxClients implements kv.Edge: maxclients for the connections the
+// Server accepts from now on.
+func (h *Handler) SetMaxClients(n int) {
+	if s := h.server.Load(); s != nil {
+		s.SetMaxConns(n)
+	}
+}
+
 // SetOutputLimit implements kv.Edge: the limits of one client class, for
 // its connections now and to come.
 func (h *Handler) SetOutputLimit(class int, l config.OutputLimit) {

@@ -33,6 +33,9 @@ type Host interface {
 	AddConns(delta int64) int64
 	// AddRejected counts a connection MaxConns turned away.
 	AddRejected()
+	// MaxConns reports the limit on open connections now (0: none); the
+	// server's SetMaxConns changes it while it runs.
+	MaxConns() int
 	// HandlerPanicked records a panic the engine recovered from a handler
 	// hook (hook names it) on the connection fd: logged with the stack
 	// (call it from the deferred recover), counted; it returns the error

@@ -83,7 +83,7 @@ type task struct {
 
 // OnOpen implements gnet.EventHandler: MaxConns, then the handler's OnOpen.
 func (s *server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	if max := s.opts.MaxConns; max > 0 {
+	if max := s.host.MaxConns(); max > 0 {
 		if n := s.host.AddConns(1); n > int64(max) {
 			s.host.AddConns(-1)
 			s.host.AddRejected()
