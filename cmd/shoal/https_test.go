@@ -94,3 +94,38 @@ func TestHTTPSPortServesCurlAndH2load(t *testing.T) {
 	}
 	p.terminate(t)
 }
+
+// TestHTTPSPortH2RefusesHTTP11Bytes: a client that chose h2 by ALPN and
+// then sends HTTP/1.1 gets GOAWAY PROTOCOL_ERROR and a close.
+func TestHTTPSPortH2RefusesHTTP11Bytes(t *testing.T) {
+	f := newTLSFiles(t)
+	p, port := startHTTPS(t, f)
+	c, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port), &tls.Config{RootCAs: f.ca.Pool, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := c.ConnectionState().NegotiatedProtocol; got != "h2" {
+		t.Fatalf("ALPN chose %q", got)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET /kv/k HTTP/1.1\r\nHost: h\r\n\r\n")
+	all, _ := io.ReadAll(c)
+	// The server's SETTINGS, its connection WINDOW_UPDATE, then GOAWAY (type 7)
+	// with PROTOCOL_ERROR (1), and the close that ended ReadAll.
+	var codes []byte
+	for len(all) >= 9 {
+		n := 9 + (int(all[0])<<16 | int(all[1])<<8 | int(all[2]))
+		if n > len(all) {
+			break
+		}
+		if all[3] == 7 && n >= 17 {
+			codes = append(codes, all[16])
+		}
+		all = all[n:]
+	}
+	if len(codes) != 1 || codes[0] != 1 {
+		t.Fatalf("GOAWAY codes %v, want one PROTOCOL_ERROR", codes)
+	}
+	p.terminate(t)
+}
