@@ -197,6 +197,12 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	if len(rec) == 0 {
 		return
 	}
+	h.appendRecord(cl, rec)
+}
+
+// appendRecord appends a command's record to the log and the replication
+// stream, under the stripes the command holds.
+func (h *Handler) appendRecord(cl *client, rec []byte) {
 	db := int(cl.selected.Load())
 	multi := cl.execLogPrefix() // MULTI before an EXEC's or a script's first record
 	if h.aof != nil {
@@ -205,6 +211,31 @@ func (h *Handler) callLogged(cl *client, cmd *command, args [][]byte) {
 	}
 	if h.primary.feeding.Load() {
 		h.feedRecords(db, multi, rec) // primary.go
+	}
+}
+
+// callMayLog runs a read command that may change how a value is stored
+// (PFCOUNT's cached cardinality) under its stripes, as a write runs, and
+// logs the effect it left, if any: Redis propagates such a command when
+// it changed something. A replica does not log its own clients' (Redis
+// neither feeds them to its replicas).
+func (h *Handler) callMayLog(cl *client, cmd *command, args [][]byte) {
+	if cl.aof == nil {
+		cl.aof = &aofState{}
+	}
+	h.lockStripes(cl, cmd, args)
+	defer h.unlockStripes(cl)
+	if h.rw.active.Load() {
+		h.copyBeforeWrite(cl)
+	}
+	if h.primary.snapshot.Load() != nil {
+		h.syncCopyBeforeWrite(cl.aof.stripes)
+	}
+	cl.aof.effect = cl.aof.effect[:0]
+	cmd.fn(h, cl, args)
+	h.flushDeletionsOf(cl)
+	if len(cl.aof.effect) > 0 {
+		h.appendRecord(cl, cl.aof.effect)
 	}
 }
 

@@ -37,6 +37,9 @@ type command struct {
 	// key specs, as Redis's getkeys procedure does for a command whose
 	// spec is incomplete (MIGRATE: the key, or those after KEYS).
 	keysOf func(dst []int, args [][]byte) []int
+	// mayLog: a read that logs the effect it leaves, if any (PFCOUNT's
+	// cached cardinality; aof.go's callMayLog).
+	mayLog bool
 	// destFlags, when set, are the key-spec flags of every key keysOf
 	// finds after the first (a STORE destination: "OW update"), as
 	// Redis's getkeys procedures flag them; the first key, and every key

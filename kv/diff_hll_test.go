@@ -9,6 +9,12 @@ import (
 // bytes (GET compares the representation, sparse and dense, cache bytes
 // included) and the same estimates.
 func init() {
+	// A PFCOUNT that fills the cache modifies the key (WATCH); one that
+	// reads the cache, or counts several keys, does not.
+	diffCases["hll-pfcount-watch"] = []step{
+		c("PFADD h a b"), c("WATCH h"), c("PFCOUNT h"), c("MULTI"), c("PING"), c("EXEC"),
+		c("WATCH h"), c("PFCOUNT h"), c("PFCOUNT h nokey"), c("MULTI"), c("PING"), c("EXEC"),
+	}
 	var many, more []string
 	for i := range 3000 {
 		many = append(many, "e"+strconv.Itoa(i))

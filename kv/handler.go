@@ -494,6 +494,8 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	switch {
 	case cmd.logged && (h.aof != nil || h.primary.feeding.Load()):
 		h.callLogged(cl, cmd, args)
+	case cmd.mayLog && (h.aof != nil || h.primary.feeding.Load()) && !h.followsPrimary():
+		h.callMayLog(cl, cmd, args)
 	case h.aof != nil && cmd.reads:
 		h.callReader(cl, cmd, args)
 	default:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/internal/ascii"
 )
 
@@ -16,8 +17,8 @@ import (
 // preceded by a DEL when its key was missing or expired, PFMERGE by a DEL
 // of each of its keys that was), so a replay rebuilds the same bytes.
 // PFCOUNT stores the cardinality it computed in the header, as Redis does,
-// but is not logged: the cache is a cache, and a replica or a replay
-// computes the same count from the same registers.
+// and is then logged as Redis propagates it (PFCOUNT key), so that a
+// replica or a replay holds the same bytes.
 var _ = registerFamily(family{commands: []*command{
 	{
 		name: "pfadd", arity: -2, fn: cmdPFAdd, log: logRMW,
@@ -26,7 +27,7 @@ var _ = registerFamily(family{commands: []*command{
 		doc: commandDoc{"Adds elements to a HyperLogLog, creating it if needed; 1 if its estimate may have changed.", "2.8.9", "hyperloglog", "O(1) to add every element."},
 	},
 	{
-		name: "pfcount", arity: -2, fn: cmdPFCount,
+		name: "pfcount", arity: -2, fn: cmdPFCount, mayLog: true,
 		flags: "readonly", acl: "@read @hyperloglog @slow",
 		firstKey: 1, lastKey: -1, step: 1, keySpecs: []keySpec{{
 			notes: "RW because it may change the internal representation of the key, and propagate to replicas",
@@ -127,7 +128,7 @@ func cmdPFCount(h *Handler, cl *client, args [][]byte) {
 		return
 	}
 	var card uint64
-	var cached bool
+	var cached, updated bool
 	var errText string
 	found, err := cl.db().ViewString(args[1], func(v []byte) {
 		if !isHLL(v) {
@@ -157,11 +158,19 @@ func cmdPFCount(h *Handler, cl *client, args [][]byte) {
 			}
 			card = hllEstimate(&histo)
 			binary.LittleEndian.PutUint64(v[8:16], card)
+			updated = true
 			return nil
 		})
 	}
-	if !cl.writeFailure(err, errText) {
-		cl.writeInt(int64(card))
+	if cl.writeFailure(err, errText) {
+		return
+	}
+	cl.writeInt(int64(card))
+	if updated {
+		// As Redis: the key changed (WATCH, tracking), and the PFCOUNT is
+		// logged, so that a replica or a replay caches the same count.
+		h.touchKeyIn(int(cl.selected.Load()), args[1])
+		cl.setEffect(aof.AppendCommand(cl.effectScratch(), args[0], args[1]))
 	}
 }
 

@@ -187,3 +187,45 @@ func TestGoRedisSort(t *testing.T) {
 		}
 	})
 }
+
+// TestAOFLogsPFCountThatCachesItsCount: a PFCOUNT that fills an HLL's
+// cached cardinality is logged, as Redis propagates it, so the replayed
+// value has the same bytes (the cache valid); one that finds the cache
+// valid, or counts several keys, is not.
+func TestAOFLogsPFCountThatCachesItsCount(t *testing.T) {
+	s := startAOF(t, aof.FsyncEverySec)
+	c := dialRaw(t, s.addr)
+	doAll(t, c, [][]string{{"PFADD", "h", "a", "b", "c"}, {"PFCOUNT", "h"}, {"PFCOUNT", "h"}, {"PFADD", "g", "x"}, {"PFCOUNT", "h", "g"},
+		{"PFADD", "m", "x", "y"}, {"MULTI"}, {"PFCOUNT", "m"}, {"EXEC"},
+		{"PFADD", "e", "z"}, {"EVAL", "return redis.call('pfcount', KEYS[1])", "1", "e"}})
+	inner := map[string]string{"m": c.Do("GET", "m"), "e": c.Do("GET", "e")}
+	before := c.Do("GET", "h")
+	if before[strings.Index(before, "HYLL")+15]&0x80 != 0 {
+		t.Fatalf("PFCOUNT left h's cache invalid: %q", before)
+	}
+	s = s.restart(t)
+	c = dialRaw(t, s.addr)
+	if after := c.Do("GET", "h"); after != before {
+		t.Fatalf("h after the replay %q, before %q", after, before)
+	}
+	for k, v := range inner { // in a transaction, in a script
+		if after := c.Do("GET", k); after != v {
+			t.Fatalf("%s after the replay %q, before %q", k, after, v)
+		}
+	}
+	if got := c.Do("GET", "g"); got[strings.Index(got, "HYLL")+15]&0x80 == 0 {
+		t.Fatalf("g's cache is valid after the replay: a PFCOUNT of several keys was logged as caching it: %q", got)
+	}
+	n := 0
+	for _, cmd := range logCommands(t, s.stopAndReadLog(t)) {
+		if strings.HasPrefix(strings.ToUpper(cmd), "PFCOUNT") {
+			n++
+			if cmd != "PFCOUNT h" && cmd != "PFCOUNT m" && cmd != "pfcount e" {
+				t.Errorf("logged %q", cmd)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d PFCOUNTs logged, want the three that filled a cache", n)
+	}
+}
