@@ -33,7 +33,14 @@
 // batch until the callback hands them back to it (kv does this through its
 // Conn's RunReserved, which the serving edge maps to eventloop's
 // Conn.ExecuteReserved, so a graceful close waits for them). The more loops and connections write at once,
-// the more records each fdatasync covers. Per-loop files with a manifest
+// the more records each fdatasync covers.
+//
+// A caller may also lead a round itself (SyncTo, TrySyncTo): kv's loops do
+// so at the end of each cycle, as Redis syncs in beforeSleep, so that the
+// common case needs no other goroutine; rounds take turns under one lock,
+// whoever runs them, and each carries everything appended until it starts.
+// A loop that finds a round running does not wait (TrySyncTo reports busy)
+// and takes the callback path above. Per-loop files with a manifest
 // would avoid even the shared mutex, but a replay would then have to merge
 // files whose order across loops is lost; one buffer keeps the file's
 // order the order the writes were applied in (kv guarantees that per key).
