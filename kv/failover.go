@@ -196,7 +196,7 @@ func (h *Handler) replicaCount() int {
 	p := &h.primary
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.replicas)
+	return len(p.replicas) + len(p.syncQueue)
 }
 
 // findReplica returns the replica that announced host (or connected from

@@ -61,6 +61,10 @@ type primarySide struct {
 	emptySince  time.Time                // when the last replica left (repl-backlog-ttl)
 	lastPing    time.Time
 	waits       []*replWait // WAIT calls parked
+	// syncQueue: replicas waiting for a full sync, the first since
+	// syncQueuedAt (repl-diskless-sync-delay; primary_sync.go).
+	syncQueue    []pendingSync
+	syncQueuedAt time.Time
 
 	syncFull       atomic.Int64 // INFO stats: sync_full
 	syncPartialOK  atomic.Int64 // sync_partial_ok
@@ -334,6 +338,11 @@ func (h *Handler) forgetReplica(cl *client) {
 	}
 	p.mu.Lock()
 	delete(p.confs, cl)
+	for _, ps := range p.syncQueue {
+		if ps.r.cl == cl {
+			ps.r.gone = true
+		}
+	}
 	for i, r := range p.replicas {
 		if r.cl == cl {
 			r.gone = true

@@ -155,6 +155,11 @@ func (h *Handler) replicaStates(field func(k string, v any)) {
 	p := &h.primary
 	p.mu.Lock()
 	list := append([]*replica(nil), p.replicas...)
+	for _, ps := range p.syncQueue { // waiting for repl-diskless-sync-delay
+		if !ps.r.gone {
+			list = append(list, ps.r)
+		}
+	}
 	online := make([]bool, len(list))
 	for i, r := range list {
 		online[i] = r.online

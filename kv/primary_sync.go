@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/shoalkv/shoal/repl"
@@ -10,13 +11,35 @@ import (
 
 // Full sync and the primary's timers.
 
+// pendingSync is a replica waiting for its full sync; sync is the old
+// SYNC, which gets no +FULLRESYNC line.
+type pendingSync struct {
+	r    *replica
+	sync bool
+}
+
 // fullSync sends r the snapshot of one instant and then the stream from
-// that instant (primary.go). It runs on its own goroutine; sync is the
-// old SYNC, which gets no +FULLRESYNC line.
-func (h *Handler) fullSync(r *replica, sync bool) {
+// that instant (primary.go). It runs on its own goroutine. The replicas
+// that wait together share one snapshot: with repl-diskless-sync, as
+// Redis, the first waits up to repl-diskless-sync-delay seconds for
+// others to come, or until repl-diskless-sync-max-replicas are waiting
+// (awaitSyncBatch); a replica that arrives while a snapshot is being made
+// waits for the next.
+func (h *Handler) fullSync(r *replica, oldSync bool) {
 	p := &h.primary
+	r.ackAt.Store(time.Now().UnixMilli())
+	p.mu.Lock()
+	if len(p.syncQueue) == 0 {
+		p.syncQueuedAt = time.Now()
+	}
+	p.syncQueue = append(p.syncQueue, pendingSync{r: r, sync: oldSync})
+	p.mu.Unlock()
 	p.syncMu.Lock() // one snapshot at a time
 	defer p.syncMu.Unlock()
+	batch := h.awaitSyncBatch()
+	if len(batch) == 0 {
+		return // served with an earlier replica's snapshot
+	}
 	// The instant: no batch running, then no write in flight (each holds
 	// its stripes from its store operation to its record).
 	stopped := h.stopWorld(nil)
@@ -38,25 +61,87 @@ func (h *Handler) fullSync(r *replica, sync bool) {
 	}
 	p.db = -1 // the replica starts in database 0: the next record selects its own
 	sn.repl.id, sn.repl.offset = id, offset
-	r.ack.Store(offset)
-	r.ackAt.Store(time.Now().UnixMilli())
-	p.replicas = append(p.replicas, r)
+	for _, ps := range batch {
+		ps.r.ack.Store(offset)
+		ps.r.ackAt.Store(time.Now().UnixMilli())
+		p.replicas = append(p.replicas, ps.r)
+	}
 	p.mu.Unlock()
 	for i := range h.stripes {
 		h.stripes[i].Unlock()
 	}
 	h.resumeWorld(nil, stopped)
 
-	if !sync {
-		r.sub.deliverRaw([]byte("+FULLRESYNC "+id+" "+strconv.FormatInt(offset, 10)+"\r\n"), 0)
+	for _, ps := range batch {
+		if !ps.sync {
+			ps.r.sub.deliverRaw([]byte("+FULLRESYNC "+id+" "+strconv.FormatInt(offset, 10)+"\r\n"), 0)
+		}
 	}
 	start := time.Now()
 	rdb, err := h.finishSnapshot(sn) // primary_snapshot.go
 	if err != nil {
-		h.opts.Logger.Warn("full sync failed: the snapshot could not be made", "addr", replicaName(r), "err", err)
-		r.cl.abort(err)
+		for _, ps := range batch {
+			h.opts.Logger.Warn("full sync failed: the snapshot could not be made", "addr", replicaName(ps.r), "err", err)
+			ps.r.cl.abort(err)
+		}
 		return
 	}
+	var wg sync.WaitGroup
+	for _, ps := range batch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.sendSnapshot(ps.r, rdb, offset, start, sn)
+		}()
+	}
+	wg.Wait()
+}
+
+// awaitSyncBatch takes the replicas waiting for a full sync, once the
+// delay allows: with repl-diskless-sync and a replica that takes the
+// diskless form, repl-diskless-sync-delay seconds after the first came,
+// or as soon as repl-diskless-sync-max-replicas (if not 0) wait. Replicas
+// that left meanwhile are dropped from the batch. It runs under syncMu.
+func (h *Handler) awaitSyncBatch() []pendingSync {
+	p := &h.primary
+	delay := time.Duration(h.params.Int("repl-diskless-sync-delay")) * time.Second
+	for {
+		p.mu.Lock()
+		live := p.syncQueue[:0]
+		diskless := false
+		for _, ps := range p.syncQueue {
+			if !ps.r.gone {
+				live = append(live, ps)
+				diskless = diskless || ps.r.conf.capaEOF
+			}
+		}
+		p.syncQueue = live
+		enough := len(live) == 0 || !diskless || !h.params.Bool("repl-diskless-sync") || time.Since(p.syncQueuedAt) >= delay
+		if most := h.params.Int("repl-diskless-sync-max-replicas"); most > 0 && int64(len(live)) >= most {
+			enough = true
+		}
+		if enough {
+			batch := append([]pendingSync(nil), live...)
+			p.syncQueue = p.syncQueue[:0]
+			p.mu.Unlock()
+			if len(batch) > 0 && delay > 0 && diskless {
+				h.opts.Logger.Info("starting a diskless full sync", "replicas", len(batch), "waited", time.Since(p.syncQueuedAt).Round(time.Millisecond).String())
+			}
+			return batch
+		}
+		p.mu.Unlock()
+		select {
+		case <-h.done:
+			return nil
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// sendSnapshot hands one replica of a batch the snapshot rdb, of the
+// stream's offset, in the form it takes, then the stream since.
+func (h *Handler) sendSnapshot(r *replica, rdb []byte, offset int64, start time.Time, sn *syncSnapshot) {
+	p := &h.primary
 	var head []byte
 	var mark string
 	if r.conf.capaEOF && h.params.Bool("repl-diskless-sync") {

@@ -64,7 +64,10 @@ func startBinary(t *testing.T, args ...string) *shoalProc {
 func startWrapped(t *testing.T, wrap []string, args ...string) *shoalProc {
 	t.Helper()
 	port := freePort(t)
-	argv := append(append(append([]string{}, wrap...), shoalBin, "--port", strconv.Itoa(port)), args...)
+	// Replicas of a test's servers sync at once (Redis's default waits 5
+	// s for more to share a diskless snapshot); a test of the delay sets
+	// it again after this flag or with CONFIG SET.
+	argv := append(append(append([]string{}, wrap...), shoalBin, "--port", strconv.Itoa(port), "--repl-diskless-sync-delay", "0"), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	stderr := new(logtest.Log)
 	cmd.Stderr = stderr

@@ -52,6 +52,9 @@ func (n *dataNode) start(t *testing.T) {
 	t.Helper()
 	bin := shoalBin
 	args := append([]string{n.conf, "--port", strconv.Itoa(n.port)}, n.args...)
+	if !n.redis {
+		args = append(args, "--repl-diskless-sync-delay", "0") // sync at once (main_test.go: startWrapped)
+	}
 	if n.redis {
 		bin = redistest.Binary(t, "redis-server")
 		args = append(args, "--bind", "127.0.0.1", "--save", "", "--daemonize", "no")
