@@ -103,9 +103,8 @@ type replication struct {
 	readOnly   atomic.Bool // replica-read-only
 	serveStale atomic.Bool // replica-serve-stale-data
 
-	savePause atomic.Int32 // snapshots being written that hold the link's stream back (repl_save.go)
-	fromFile  LoadStats    // the snapshot loaded at startup, whose history a replica resumes
-	resumeDB  int          // the database the next link's stream starts in, from fromFile
+	fromFile LoadStats // the snapshot loaded at startup, whose history a replica resumes
+	resumeDB int       // the database the next link's stream starts in, from fromFile
 }
 
 // newReplID returns a random replication ID.
@@ -147,6 +146,7 @@ func (h *Handler) initReplication() {
 func (h *Handler) bootReplication() {
 	v := strings.Fields(h.repl.startup)
 	if len(v) != 2 {
+		h.resumeAsPrimary() // repl_save.go
 		return
 	}
 	h.resumeFromFile() // repl_save.go

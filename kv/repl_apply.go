@@ -27,7 +27,6 @@ func (l *masterLink) apply(conn *repl.Conn, in []byte) (int, error) {
 	gate := &cl.stats.gate
 	gate.enter()
 	defer gate.leave()
-	l.awaitSave(gate) // repl_save.go
 	used := 0
 	done := 0 // in[:done] is forwarded, or kept in l.tx
 	commit := func(end int) {

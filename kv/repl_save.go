@@ -14,7 +14,9 @@ import (
 // saves (SAVE, BGSAVE, the save policy, shutdown), and of the payload of a
 // full sync; a replica restarted from the file asks its primary for
 // PSYNC repl-id repl-offset+1 and continues with +CONTINUE when the
-// primary's backlog still covers it, instead of a full sync.
+// primary's backlog still covers it, instead of a full sync. A primary's
+// file records its history while it keeps a backlog, and a primary
+// restarted from it continues that history (resumeAsPrimary).
 
 // replSaveInfo is the replication state a snapshot records.
 type replSaveInfo struct {
@@ -30,57 +32,76 @@ func (i *replSaveInfo) writeAux(w *rdb.Writer) {
 	_ = w.WriteAuxInt("repl-offset", i.offset)
 }
 
-// replSaveInfo returns what a snapshot about to be written records of a
-// replica's history (nil on a primary, or on a replica that has none
-// yet), and the function to call once it is written. The file must hold
-// the data set of exactly that offset, while BGSAVE writes shard by
-// shard as writes go on: unless the caller stopped the world, the link
-// stops applying the stream until resume, the primary's bytes waiting in
-// the socket (Redis's fork gives it the same instant).
-func (h *Handler) replSaveInfo(worldStopped bool) (*replSaveInfo, func()) {
+// replSaveInfo returns what a snapshot written with the world stopped
+// (SAVE, shutdown) records of the node's history, as Redis's
+// rdbPopulateSaveInfo: a replica's (nil while it has none, or during a
+// full sync, when the data set is neither the old history's nor yet the
+// new one's), or a primary's while it keeps a backlog (nil without: no
+// replica could continue it).
+func (h *Handler) replSaveInfo() *replSaveInfo {
 	r := &h.repl
 	r.mu.Lock()
-	link := r.link
-	r.mu.Unlock()
-	if link == nil {
-		return nil, func() {}
-	}
-	resume := func() {}
-	if !worldStopped {
-		r.savePause.Add(1)
-		resume = func() { r.savePause.Add(-1) }
-		// Wait for the batch the link may be applying: the next one
-		// sees the pause (masterLink.apply).
-		g := &h.cmdStats.forLoop(-1).gate
-		g.mu.Lock()
-		//lint:ignore SA2001 an empty critical section: waiting for the batch is the point
-		g.mu.Unlock()
-	}
-	r.mu.Lock()
 	defer r.mu.Unlock()
-	// During a full sync the data set is neither the old history's nor
-	// yet the new one's.
-	if r.link != link || r.offset.Load() <= 0 || r.state.Load() == linkTransfer {
-		return nil, resume
+	if link := r.link; link != nil {
+		if r.offset.Load() <= 0 || r.state.Load() == linkTransfer {
+			return nil
+		}
+		return &replSaveInfo{id: r.id, offset: r.offset.Load(), streamDB: int(link.cl.selected.Load())}
 	}
-	return &replSaveInfo{id: r.id, offset: r.offset.Load(), streamDB: int(link.cl.selected.Load())}, resume
+	p := &h.primary
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.backlog == nil {
+		return nil
+	}
+	return &replSaveInfo{id: r.id, offset: r.offset.Load(), streamDB: max(p.db, 0)}
 }
 
-// awaitSave holds the link's batch back while a snapshot is written
-// (replSaveInfo); the caller holds the link's gate, which it leaves while
-// it waits.
-func (l *masterLink) awaitSave(g *execGate) {
-	for l.h.repl.savePause.Load() > 0 && !l.stopped.Load() {
-		g.leave()
-		time.Sleep(5 * time.Millisecond)
-		g.enter()
+// snapshotAtInstant makes the file of a snapshot that records the history
+// (replSaveInfo) while writes go on, BGSAVE's and the save policy's: the
+// data set must be the one of exactly the offset recorded, so it is taken
+// as a full sync's (primary_snapshot.go), at one instant for every shard,
+// with the loops (and a replica's link) stopped between two batches, and
+// encoded while the stream goes on being applied. It reports ok false
+// when there is no history to record: the caller writes shard by shard.
+func (h *Handler) snapshotAtInstant() (file []byte, st SaveStats, ok bool, err error) {
+	if h.stripes == nil {
+		return nil, st, false, nil // never fed a stream: no history
 	}
+	p := &h.primary
+	p.syncMu.Lock() // one snapshot at a time, full syncs' too
+	defer p.syncMu.Unlock()
+	stopped := h.stopWorld(nil)
+	for i := range h.stripes {
+		h.stripes[i].Lock()
+	}
+	info := h.replSaveInfo()
+	var sn *syncSnapshot
+	if info != nil {
+		sn = h.newSyncSnapshot()
+		sn.repl = *info
+		p.snapshot.Store(sn)
+	}
+	for i := range h.stripes {
+		h.stripes[i].Unlock()
+	}
+	h.resumeWorld(nil, stopped)
+	if sn == nil {
+		return nil, st, false, nil
+	}
+	file, err = h.finishSnapshot(sn)
+	for _, c := range sn.counts {
+		st.Keys += int64(c[0])
+	}
+	st.Bytes = int64(len(file))
+	return file, st, true, err
 }
 
 // resumeFromFile takes the history recorded in the snapshot loaded at
 // startup (LoadRDB): a replica continues it, as Redis's
 // replicationCacheMasterUsingMyself, so that its first PSYNC asks for the
-// offset after the file's. It runs before the link starts.
+// offset after the file's. It runs before the link starts. A primary
+// keeps it as its previous history (resumeAsPrimary).
 func (h *Handler) resumeFromFile() {
 	r := &h.repl
 	st := r.fromFile
@@ -97,4 +118,37 @@ func (h *Handler) resumeFromFile() {
 	r.mu.Unlock()
 	h.opts.Logger.Info("the snapshot carries the replication history; a partial resync will be asked for",
 		"replid", st.ReplID, "offset", strconv.FormatInt(st.ReplOffset, 10))
+}
+
+// resumeAsPrimary takes the history recorded in the snapshot a primary
+// restarts from, as Redis 7.0's loadDataFromDisk: the node's new history
+// continues it (master_replid2, second_repl_offset), from its offset, with
+// a backlog that starts there, so that a replica that had the whole of it
+// continues with +CONTINUE and the new ID instead of a full sync. A file
+// that held keys whose TTL ran out before the load is not continued: their
+// DELs, which Redis puts in the new backlog, are not in Shoal's, and such a
+// replica would keep them.
+func (h *Handler) resumeAsPrimary() {
+	r := &h.repl
+	st := r.fromFile
+	if st.ReplID == "" || st.ReplOffset < 0 || !repl.ValidID(st.ReplID) || st.ReplStreamDB < 0 {
+		return
+	}
+	if st.Expired > 0 {
+		h.opts.Logger.Info("the snapshot's replication history is not continued: keys whose TTL ran out were skipped at load; replicas will sync in full",
+			"replid", st.ReplID, "expired_skipped", st.Expired)
+		return
+	}
+	h.startFeeding()
+	r.mu.Lock()
+	r.id2, r.secondOffset = st.ReplID, st.ReplOffset+1
+	r.offset.Store(st.ReplOffset)
+	p := &h.primary
+	p.mu.Lock()
+	p.backlog = repl.NewBacklog(int(p.backlogSize), st.ReplOffset)
+	p.emptySince = time.Now() // repl-backlog-ttl counts from the restart, as Redis's
+	p.mu.Unlock()
+	r.mu.Unlock()
+	h.opts.Logger.Info("the snapshot carries the replication history; replicas that had all of it continue partially",
+		"replid2", st.ReplID, "offset", strconv.FormatInt(st.ReplOffset, 10))
 }

@@ -25,11 +25,20 @@ type SaveStats struct {
 }
 
 // saveSnapshot writes every database to dbfilename. worldStopped tells
-// that the caller stopped every loop (SAVE): otherwise a replica's link
-// pauses while the file is written (repl_save.go).
+// that the caller stopped every loop (SAVE, shutdown): otherwise, on a
+// node whose file records its replication history, the data set is taken
+// at the instant of the offset recorded (repl_save.go: snapshotAtInstant)
+// while writes, and a replica's stream, go on.
 func (h *Handler) saveSnapshot(worldStopped bool) (SaveStats, error) {
-	info, resume := h.replSaveInfo(worldStopped)
-	defer resume()
+	var info *replSaveInfo
+	if worldStopped {
+		info = h.replSaveInfo()
+	} else if file, st, ok, err := h.snapshotAtInstant(); ok {
+		if err != nil {
+			return st, err
+		}
+		return st, h.writeFileAtomically(file)
+	}
 	name := h.params.Get("dbfilename")
 	tmp := "temp-" + strconv.Itoa(os.Getpid()) + ".rdb"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -55,6 +64,35 @@ func (h *Handler) saveSnapshot(worldStopped bool) (SaveStats, error) {
 		return st, err
 	}
 	return st, nil
+}
+
+// writeFileAtomically writes a snapshot made in memory to dbfilename: to
+// the temp file, synced, then renamed, the directory synced.
+func (h *Handler) writeFileAtomically(file []byte) error {
+	name := h.params.Get("dbfilename")
+	tmp := "temp-" + strconv.Itoa(os.Getpid()) + ".rdb"
+	err := os.WriteFile(tmp, file, 0o644)
+	if err == nil {
+		var f *os.File
+		if f, err = os.OpenFile(tmp, os.O_WRONLY, 0); err == nil {
+			err = f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		wd, _ := os.Getwd()
+		return fmt.Errorf("writing the snapshot to %s (in %s): %w", tmp, wd, err)
+	}
+	return nil
 }
 
 func syncDir(dir string) error {

@@ -63,7 +63,18 @@ func startBinary(t *testing.T, args ...string) *shoalProc {
 // lowers a limit first and execs it).
 func startWrapped(t *testing.T, wrap []string, args ...string) *shoalProc {
 	t.Helper()
-	port := freePort(t)
+	return startWrappedOn(t, freePort(t), wrap, args...)
+}
+
+// startOnPort is startBinary on a given port (a server restarted where
+// its replicas look for it).
+func startOnPort(t *testing.T, port int, args ...string) *shoalProc {
+	t.Helper()
+	return startWrappedOn(t, port, nil, args...)
+}
+
+func startWrappedOn(t *testing.T, port int, wrap []string, args ...string) *shoalProc {
+	t.Helper()
 	// Replicas of a test's servers sync at once (Redis's default waits 5
 	// s for more to share a diskless snapshot); a test of the delay sets
 	// it again after this flag or with CONFIG SET.

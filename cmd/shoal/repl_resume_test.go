@@ -20,10 +20,10 @@ import (
 // TestRestartedReplicaResyncsPartially: a shoal replica of a shoal
 // primary saves with BGSAVE while the primary takes redis-benchmark's
 // writes, is killed -9, and restarted from the file: the primary counts a
-// partial resync and no new full one, and every key matches. BGSAVE holds
-// the stream back while it writes, so the file is the data set of exactly
-// its offset; a file one write ahead or behind would leave INCR and LPUSH
-// keys different.
+// partial resync and no new full one, and every key matches. BGSAVE takes
+// the data set at one instant between two batches of the stream, so the
+// file is the data set of exactly its offset; a file one write ahead or
+// behind would leave INCR and LPUSH keys different.
 func TestRestartedReplicaResyncsPartially(t *testing.T) {
 	ctx := context.Background()
 	p := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes", "--repl-backlog-size", "256mb")
