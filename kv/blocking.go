@@ -51,6 +51,10 @@ type blockRequest struct {
 	// ready into res.ready, and reports false if key had nothing for it.
 	// It must not use the command's arguments, only copies.
 	serve func(key []byte, res *serveResult) bool
+	// independent: serve only reads (XREAD), so a serve that found nothing
+	// for this waiter says nothing of the waiters behind it, and a served
+	// one wrote no key.
+	independent bool
 }
 
 // serveResult is what a serve did.
@@ -300,6 +304,10 @@ func (h *Handler) wakeKey(k dbKey) {
 					b.unregister(w)
 				} else {
 					w.state = waitParked
+					i++
+				}
+				if w.req.independent {
+					continue
 				}
 				break // key has nothing left for the waiters behind w either
 			}
@@ -308,7 +316,9 @@ func (h *Handler) wakeKey(k dbKey) {
 			b.mu.Unlock()
 			// The pop (and BLMOVE's push) wrote these keys: WATCHes of them
 			// fail, as for any write (multi.go).
-			h.touchKeyIn(int(k.db), key)
+			if !w.req.independent {
+				h.touchKeyIn(int(k.db), key)
+			}
 			for _, t := range w.req.touches {
 				h.touchKeyIn(int(k.db), t)
 			}

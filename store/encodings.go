@@ -21,6 +21,11 @@ type EncodingLimits struct {
 	// 64 KiB) or a positive count of elements per node (each node still
 	// at most 8 KiB, as Redis's safety limit).
 	ListMaxListpackSize int64
+	// StreamNodeMaxBytes and StreamNodeMaxEntries bound a stream node
+	// (stream-node-max-bytes, stream-node-max-entries; 0: no bound but
+	// the listpack's 1 GiB).
+	StreamNodeMaxBytes   int64
+	StreamNodeMaxEntries int64
 }
 
 // MaxListpackValue is the longest field, value or member a small hash or
@@ -42,6 +47,7 @@ var DefaultEncodingLimits = EncodingLimits{
 	HashMaxListpackEntries: HashMaxListpackEntries, HashMaxListpackValue: HashMaxListpackValue,
 	SetMaxIntsetEntries: SetMaxIntsetEntries, ZSetMaxListpackEntries: ZSetMaxListpackEntries,
 	ZSetMaxListpackValue: ZSetMaxListpackValue, ListMaxListpackSize: -2,
+	StreamNodeMaxBytes: 4096, StreamNodeMaxEntries: 100,
 }
 
 var limits atomic.Pointer[EncodingLimits]
@@ -61,6 +67,8 @@ func SetEncodings(l EncodingLimits) error {
 		return fmt.Errorf("hash-max-listpack-value %d: Shoal's small hashes hold values of 0 to %d bytes", l.HashMaxListpackValue, MaxListpackValue)
 	case l.ZSetMaxListpackValue < 0 || l.ZSetMaxListpackValue > MaxListpackValue:
 		return fmt.Errorf("zset-max-listpack-value %d: Shoal's small sorted sets hold members of 0 to %d bytes", l.ZSetMaxListpackValue, MaxListpackValue)
+	case l.StreamNodeMaxBytes < 0 || l.StreamNodeMaxEntries < 0:
+		return fmt.Errorf("stream node limits cannot be negative")
 	case l.ListMaxListpackSize < -5 || l.ListMaxListpackSize == 0:
 		return fmt.Errorf("list-max-listpack-size %d: want -1 to -5 (4 to 64 KiB per node) or a positive count", l.ListMaxListpackSize)
 	}

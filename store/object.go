@@ -18,7 +18,7 @@ import (
 // Kind is the type of the value a key holds.
 type Kind uint8
 
-// Kinds, as TYPE names them: none, string, list, hash, set, zset.
+// Kinds, as TYPE names them: none, string, list, hash, set, zset, stream.
 const (
 	KindNone   = Kind(kindFree)
 	KindString = Kind(kindString)
@@ -26,6 +26,7 @@ const (
 	KindHash   = Kind(kindHash)
 	KindSet    = Kind(kindSet)
 	KindZSet   = Kind(kindZSet)
+	KindStream = Kind(kindStream)
 )
 
 // String returns the kind's TYPE name.
