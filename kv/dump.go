@@ -133,6 +133,8 @@ func kindOf(typ string) (store.Kind, bool) {
 		return store.KindSet, true
 	case "zset":
 		return store.KindZSet, true
+	case "stream":
+		return store.KindStream, true
 	}
 	return store.KindNone, false
 }
@@ -163,6 +165,9 @@ func (ds *dumpScratch) valueOf(o store.Object) {
 			v.Scores = append(v.Scores, score)
 			return true
 		})
+	case *store.Stream:
+		v.Kind = rdb.KindStream
+		v.Stream = streamValueOf(o)
 	case *store.Set:
 		v.Kind = rdb.KindSet
 		ds.buf, ds.ends = ds.buf[:0], ds.ends[:0]
@@ -215,6 +220,12 @@ func objectOf(v *rdb.Value) (o store.Object, need int64, err error) {
 			}
 		}
 		return hs, need, nil
+	case rdb.KindStream:
+		s, err := streamOf(v.Stream)
+		if err != nil {
+			return nil, 0, err
+		}
+		return s, s.Size(), nil
 	case rdb.KindZSet:
 		maxLen := 0
 		for _, it := range v.Items {

@@ -228,7 +228,9 @@ func (d *decoder) readValue(t byte, v *Value) error {
 		return d.readQuicklist(t, v)
 	case TypeHashZipmap, TypeListZiplist, TypeSetIntset, TypeZSetZiplist, TypeHashZiplist, TypeHashListpack, TypeZSetListpack:
 		return d.readPacked(t, v)
-	case TypeModule, TypeModule2, TypeStreamListpacks, TypeStreamListpacks2:
+	case TypeStreamListpacks, TypeStreamListpacks2:
+		return d.readStream(t, v)
+	case TypeModule, TypeModule2:
 		return &CorruptError{Offset: d.at, Reason: "a value of type " + typeName(t) + ", which this reader does not load", Err: ErrUnsupported}
 	}
 	return &CorruptError{Offset: d.at, Reason: "unknown value type " + typeName(t)}

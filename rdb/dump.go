@@ -63,7 +63,7 @@ func DecodeDump(payload []byte, v *Value) (byte, error) {
 	if err := d.readValue(t, v); err != nil {
 		return t, err
 	}
-	if v.Kind != KindString && len(v.Items) == 0 {
+	if v.Len() == 0 {
 		return t, &CorruptError{Offset: 1, Reason: fmt.Sprintf("empty %s", v.Kind)}
 	}
 	return t, nil

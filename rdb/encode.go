@@ -155,7 +155,7 @@ func appendScoreText(dst []byte, f float64) []byte {
 // appendValue appends v's encoding and returns it with the type byte to
 // write before the key.
 func (e *encoder) appendValue(dst []byte, v *Value) ([]byte, byte, error) {
-	if v.Kind != KindString && len(v.Items) == 0 {
+	if v.Len() == 0 {
 		return dst, 0, ErrEmptyValue
 	}
 	switch v.Kind {
@@ -169,6 +169,11 @@ func (e *encoder) appendValue(dst []byte, v *Value) ([]byte, byte, error) {
 		return e.appendZSet(dst, v.Items, v.Scores)
 	case KindHash:
 		return e.appendHash(dst, v.Items)
+	case KindStream:
+		if v.Stream == nil {
+			return dst, 0, ErrEmptyValue
+		}
+		return e.appendStream(dst, v.Stream), TypeStreamListpacks2, nil
 	}
 	return dst, 0, fmt.Errorf("rdb: cannot write a value of %s", v.Kind)
 }

@@ -221,7 +221,7 @@ func (r *Reader) readKey(t byte, rec *Record) (empty bool, err error) {
 		return false, err
 	}
 	rec.Kind, rec.Type, rec.DB = RecordKey, t, r.db
-	return rec.Value.Kind != KindString && len(rec.Value.Items) == 0, nil
+	return rec.Value.Len() == 0, nil
 }
 
 // finish reads and checks the checksum after the EOF opcode.

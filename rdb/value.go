@@ -18,6 +18,7 @@ const (
 	KindSet
 	KindZSet
 	KindHash
+	KindStream
 )
 
 // String returns the kind's TYPE name.
@@ -33,6 +34,8 @@ func (k Kind) String() string {
 		return "zset"
 	case KindHash:
 		return "hash"
+	case KindStream:
+		return "stream"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -44,6 +47,7 @@ func (k Kind) String() string {
 //   - KindSet: Items, the members.
 //   - KindZSet: Items, the members, and Scores, Scores[i] being Items[i]'s.
 //   - KindHash: Items, fields and values alternating: field, value, field, ...
+//   - KindStream: Stream (its nodes as listpacks; see stream.go).
 //
 // A Value filled by Reader points into memory the reader reuses; see
 // Reader.Next. Reset empties a Value for reuse, keeping its capacity.
@@ -52,6 +56,7 @@ type Value struct {
 	Str    []byte
 	Items  [][]byte
 	Scores []float64
+	Stream *Stream
 }
 
 // Reset empties v, keeping the capacity of its slices.
@@ -67,6 +72,8 @@ func (v *Value) Len() int {
 		return 1
 	case KindHash:
 		return len(v.Items) / 2
+	case KindStream:
+		return 1 // a stream is kept when it has no entries
 	}
 	return len(v.Items)
 }
@@ -144,8 +151,8 @@ var (
 	ErrChecksum = errors.New("checksum mismatch")
 	// ErrTruncated: the input ended inside a record.
 	ErrTruncated = errors.New("unexpected end of input")
-	// ErrUnsupported: a valid record this package does not read (streams,
-	// module values, a newer format version).
+	// ErrUnsupported: a valid record this package does not read (module
+	// values, a newer format version).
 	ErrUnsupported = errors.New("unsupported")
 )
 
