@@ -88,6 +88,8 @@ func Params() []Param {
 		{Name: "zset-max-listpack-entries", Aliases: []string{"zset-max-ziplist-entries"}, Kind: Int(0, math.MaxInt64), Default: "128", RunTime: true, Usage: "a sorted set with more members than this leaves the listpack encoding"},
 		{Name: "zset-max-listpack-value", Aliases: []string{"zset-max-ziplist-value"}, Kind: Int(0, 255), Default: "64", RunTime: true, Usage: "a sorted set with a longer member leaves the listpack encoding"},
 		{Name: "list-max-listpack-size", Aliases: []string{"list-max-ziplist-size"}, Kind: Checked(Int(-5, 32767), nonZero), Default: "-2", RunTime: true, Usage: "a list node's size: -1..-5 for 4..64 KiB, or a count of elements (each node still at most 8 KiB)"},
+		{Name: "stream-node-max-bytes", Kind: Memory(0, math.MaxInt64), Default: "4096", RunTime: true, Usage: "a stream starts a new node when its last one would reach this many bytes (0: no bound)"},
+		{Name: "stream-node-max-entries", Kind: Int(0, math.MaxInt64), Default: "100", RunTime: true, Usage: "a stream starts a new node when its last one holds this many entries, deleted ones included (0: no bound)"},
 		{Name: "list-compress-depth", Kind: Checked(Int(0, math.MaxInt32), onlyZeroDepth), Default: "0", RunTime: true, Usage: "Shoal keeps list nodes uncompressed: only 0"},
 
 		// The process (cmd/shoal).
@@ -293,8 +295,6 @@ func inertParams() []Param {
 		{"replica-lazy-flush", no, "no", "deleting a value is O(1) here whatever its size, the collector frees the old data set"},
 		{"repl-diskless-load", Enum("disabled", "on-empty-db", "swapdb"), "disabled", "a replica always stores its primary's snapshot in a file in dir and loads it from there, as Redis's disabled"},
 		{"repl-disable-tcp-nodelay", no, "no", "the connections to replicas keep TCP_NODELAY, as Redis's no"},
-		{"stream-node-max-bytes", Memory(0, math.MaxInt64), "4096", "Shoal has no streams yet (compatibility II)"},
-		{"stream-node-max-entries", Int(0, math.MaxInt64), "100", "Shoal has no streams yet (compatibility II)"},
 	}
 	params := make([]Param, len(rows))
 	for i, r := range rows {

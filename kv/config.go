@@ -274,6 +274,8 @@ func (h *Handler) ownEncodings() {
 		"zset-max-listpack-entries": func(l *store.EncodingLimits) *int64 { return &l.ZSetMaxListpackEntries },
 		"zset-max-listpack-value":   func(l *store.EncodingLimits) *int64 { return &l.ZSetMaxListpackValue },
 		"list-max-listpack-size":    func(l *store.EncodingLimits) *int64 { return &l.ListMaxListpackSize },
+		"stream-node-max-bytes":     func(l *store.EncodingLimits) *int64 { return &l.StreamNodeMaxBytes },
+		"stream-node-max-entries":   func(l *store.EncodingLimits) *int64 { return &l.StreamNodeMaxEntries },
 	}
 	// A new server starts from its own table's values, not from what an
 	// earlier server in the process left.

@@ -94,6 +94,3 @@ func string2ull(b []byte) (uint64, bool) {
 	}
 	return u, true
 }
-
-// appendStreamID appends id's text.
-func appendStreamID(dst []byte, id store.StreamID) []byte { return id.AppendTo(dst) }

@@ -343,15 +343,56 @@ func TestReaderErrorsCarryOffsets(t *testing.T) {
 		}
 		t.Logf("%s: %v", name, err)
 	}
-	// A stream value: refused with its type and offset.
-	stream := []byte("REDIS0010\xfe\x00\x0f\x03key")
-	r, _ := NewReader(bytes.NewReader(stream))
+	// A module value: refused with its type and offset.
+	module := []byte("REDIS0010\xfe\x00\x07\x03key")
+	r, _ := NewReader(bytes.NewReader(module))
 	_, err := r.Next()
 	for err == nil {
 		_, err = r.Next()
 	}
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "STREAM_LISTPACKS (15)") || !strings.Contains(err.Error(), "at byte 11") {
-		t.Errorf("stream value: %v", err)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "MODULE_2 (7)") || !strings.Contains(err.Error(), "at byte 11") {
+		t.Errorf("module value: %v", err)
+	}
+	// A stream value cut short: truncated.
+	stream := []byte("REDIS0010\xfe\x00\x0f\x03key")
+	r, _ = NewReader(bytes.NewReader(stream))
+	_, err = r.Next()
+	for err == nil {
+		_, err = r.Next()
+	}
+	if !errors.Is(err, ErrTruncated) {
+		t.Errorf("truncated stream value: %v", err)
+	}
+}
+
+// TestStreamValueRoundTrip writes a stream with groups as a DUMP payload
+// and reads it back field for field.
+func TestStreamValueRoundTrip(t *testing.T) {
+	lp := []byte{7, 0, 0, 0, 0, 0, 0xFF}
+	v := Value{Kind: KindStream, Stream: &Stream{
+		Nodes:  []StreamNode{{Master: StreamID{1, 2}, LP: lp}, {Master: StreamID{1 << 40, 1<<64 - 1}, LP: lp}},
+		Length: 5, LastID: StreamID{9, 9}, FirstID: StreamID{1, 2}, MaxDeletedID: StreamID{3, 4}, EntriesAdded: 70000,
+		Groups: []StreamGroup{{Name: []byte("g"), LastID: StreamID{5, 0}, EntriesRead: 3,
+			PEL:       []StreamPending{{ID: StreamID{1, 2}, DeliveryTime: 1700000000000, DeliveryCount: 2}},
+			Consumers: []StreamConsumer{{Name: []byte("alice"), SeenTime: 1700000000001, PEL: []StreamID{{1, 2}}}}}},
+	}}
+	payload, err := NewEncoder(Options{}).AppendDump(nil, &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Value
+	typ, err := DecodeDump(payload, &back)
+	if err != nil || typ != TypeStreamListpacks2 {
+		t.Fatalf("DecodeDump: type %d, %v", typ, err)
+	}
+	if fmt.Sprint(*back.Stream) != fmt.Sprint(*v.Stream) {
+		t.Errorf("read back %+v\nwrote %+v", *back.Stream, *v.Stream)
+	}
+	for i := 1; i < len(payload)-10; i++ {
+		var cut Value
+		if _, err := DecodeDump(append(payload[:i:i], payload[len(payload)-10:]...), &cut); err == nil {
+			t.Errorf("payload cut at %d decoded", i)
+		}
 	}
 }
 

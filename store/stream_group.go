@@ -25,7 +25,6 @@ type StreamGroup struct {
 type StreamConsumer struct {
 	Name     string
 	SeenTime int64 // unix ms of its last interaction
-	pending  int
 }
 
 // pendingEntry is one delivered, unacknowledged entry.
@@ -33,7 +32,6 @@ type pendingEntry struct {
 	ID            StreamID
 	DeliveryTime  int64 // unix ms of the last delivery
 	DeliveryCount uint64
-	consumer      uint32 // index in consumers
 }
 
 const (

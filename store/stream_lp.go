@@ -64,23 +64,6 @@ func lpStrInt(s []byte) (int64, bool) {
 	return int64(u), true
 }
 
-// lpIntEncSize is the size of an integer's encoding and data.
-func lpIntEncSize(v int64) int {
-	switch {
-	case v >= 0 && v <= 127:
-		return 1
-	case v >= -4096 && v <= 4095:
-		return 2
-	case v >= -32768 && v <= 32767:
-		return 3
-	case v >= -8388608 && v <= 8388607:
-		return 4
-	case v >= -2147483648 && v <= 2147483647:
-		return 5
-	}
-	return 9
-}
-
 func lpBacklenSize(l int) int {
 	switch {
 	case l <= 127:
@@ -93,28 +76,6 @@ func lpBacklenSize(l int) int {
 		return 4
 	}
 	return 5
-}
-
-// lpIntSize and lpStrSize are the bytes an element takes, backlen included.
-func lpIntSize(v int64) int {
-	n := lpIntEncSize(v)
-	return n + lpBacklenSize(n)
-}
-
-func lpStrSize(s []byte) int {
-	if v, ok := lpStrInt(s); ok {
-		return lpIntSize(v)
-	}
-	var n int
-	switch l := len(s); {
-	case l < 64:
-		n = 1 + l
-	case l < 4096:
-		n = 2 + l
-	default:
-		n = 5 + l
-	}
-	return n + lpBacklenSize(n)
 }
 
 func lpPutBacklen(dst []byte, l int) []byte {
