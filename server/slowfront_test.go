@@ -35,11 +35,33 @@ func TestSlowReadersOnTheFrontsCostTheHighWaterMark(t *testing.T) {
 	fc := shoaltest.Dial(t, s.FrameAddr).C
 	go hc.Write(httpReq)
 	go fc.Write(frameReq)
-	time.Sleep(500 * time.Millisecond)
-	var held int64
-	for _, k := range s.Loop.Counters() {
-		held += k.OutputBacklog
+	backlog := func() (held int64) {
+		for _, k := range s.Loop.Counters() {
+			held += k.OutputBacklog
+		}
+		return held
 	}
+	// Wait for the fronts to stop: the backlog past 2 MiB and unchanged
+	// for 200 ms (a fixed sleep failed on a loaded machine, where the
+	// loops had not got that far yet). The bound holds at every sample.
+	var held, peak int64
+	for deadline, last, still := time.Now().Add(60*time.Second), int64(-1), 0; ; {
+		held = backlog()
+		peak = max(peak, held)
+		if held == last && held >= 2<<20 {
+			if still++; still == 10 {
+				break
+			}
+		} else {
+			still = 0
+		}
+		last = held
+		if time.Now().After(deadline) {
+			break // the checks below say what is wrong
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	held = peak
 	// Two clients, each stopped at the 4 MiB high-water mark plus the
 	// 1 MiB response that crossed it, rounded up to a 64 KiB chunk; the
 	// two loops' 8 reusable chunks on top.
