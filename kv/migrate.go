@@ -80,6 +80,7 @@ type migrateKey struct {
 // a goroutine may carry it.
 type migration struct {
 	host, port    string
+	asking        bool  // cluster mode: RESTORE-ASKING, which an importing target serves, as Redis sends
 	db            int64 // the target's database
 	timeout       time.Duration
 	copy, replace bool
@@ -180,6 +181,9 @@ func cmdMigrate(h *Handler, cl *client, args [][]byte) {
 	if errText != "" {
 		cl.writeError(errText)
 		return
+	}
+	if h.cluster != nil {
+		m.asking = true
 	}
 	m.srcDB = int(cl.selected.Load())
 	db := cl.db()
@@ -364,7 +368,11 @@ func (m *migration) appendRestores(dst []byte, selectDB bool, now int64) ([]byte
 			n = 5
 		}
 		dst = aof.AppendHeader(dst, n)
-		dst = aof.AppendArg(dst, []byte("RESTORE"))
+		if m.asking {
+			dst = aof.AppendArg(dst, []byte("RESTORE-ASKING"))
+		} else {
+			dst = aof.AppendArg(dst, []byte("RESTORE"))
+		}
 		dst = aof.AppendArg(dst, k.key)
 		dst = aof.AppendIntArg(dst, ttl)
 		dst = aof.AppendArg(dst, k.payload)

@@ -606,3 +606,47 @@ func readAfter(t *testing.T, c net.Conn, req string) string {
 		}
 	}
 }
+
+// TestClusterReshard: redis-cli --cluster reshard moves 500 slots and
+// their keys from one shoal node to another (SETSLOT IMPORTING/MIGRATING,
+// GETKEYSINSLOT, MIGRATE ... KEYS sending RESTORE-ASKING, SETSLOT NODE);
+// the check is clean after and every key reads back through a
+// ClusterClient. Not under write load yet.
+func TestClusterReshard(t *testing.T) {
+	skipClusterOnGnet(t)
+	nodes := []*clusterNode{startShoalNode(t, ""), startShoalNode(t, ""), startShoalNode(t, "")}
+	createCluster(t, nodes)
+	waitClusterOK(t, nodes)
+	readWriteThrough(t, nodes, 300)
+	before, _ := strconv.Atoi(cli(t, nodes[0].addr, "DBSIZE"))
+	from, to := cli(t, nodes[2].addr, "CLUSTER", "MYID"), cli(t, nodes[0].addr, "CLUSTER", "MYID")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "redis-cli", "--cluster", "reshard", nodes[0].addr, "--cluster-from", from,
+		"--cluster-to", to, "--cluster-slots", "500", "--cluster-yes").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "ERR") {
+		t.Fatalf("reshard: %v\n%s\n%s", err, out, nodeLogs(nodes))
+	}
+	waitClusterOK(t, nodes)
+	checkCluster(t, nodes[1])
+	after, _ := strconv.Atoi(cli(t, nodes[0].addr, "DBSIZE"))
+	if after <= before {
+		t.Fatalf("the target holds %d keys after the reshard, %d before", after, before)
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{nodes[1].addr}})
+	defer c.Close()
+	for i := range 300 {
+		k := "key:" + strconv.Itoa(i)
+		if v, err := c.Get(ctx, k).Result(); err != nil || v != "value:"+strconv.Itoa(i) {
+			t.Fatalf("GET %s after the reshard = %q, %v", k, v, err)
+		}
+	}
+	total := 0
+	for _, n := range nodes {
+		got, _ := strconv.Atoi(cli(t, n.addr, "DBSIZE"))
+		total += got
+	}
+	if total != 300 {
+		t.Fatalf("%d keys in all after the reshard, want 300", total)
+	}
+}
