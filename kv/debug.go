@@ -249,6 +249,7 @@ func (d *digest) mix(p []byte) {
 // Redis's type numbers, which the digest mixes in.
 var digestType = map[store.Kind]uint32{
 	store.KindString: 0, store.KindList: 1, store.KindSet: 2, store.KindZSet: 3, store.KindHash: 4,
+	store.KindStream: 6,
 }
 
 // datasetDigest is DEBUG DIGEST: all zeros for an empty dataset.
@@ -300,7 +301,7 @@ func keyValueDigest(key []byte, kind store.Kind, val []byte, o store.Object, exp
 func keyDigest(db *store.Store, key []byte) digest {
 	var d digest
 	kinds := map[string]store.Kind{"string": store.KindString, "list": store.KindList,
-		"set": store.KindSet, "zset": store.KindZSet, "hash": store.KindHash}
+		"set": store.KindSet, "zset": store.KindZSet, "hash": store.KindHash, "stream": store.KindStream}
 	kind, ok := kinds[db.Type(key)]
 	if !ok {
 		return d
@@ -349,6 +350,17 @@ func objectDigest(d *digest, kind store.Kind, val []byte, o store.Object, expire
 			e.mix(f)
 			e.mix(v)
 			d.xor(e[:])
+			return true
+		})
+	case *store.Stream: // each entry's "<ms>.<seq>", then its fields and values
+		var idb [48]byte
+		x.Range(store.StreamID{}, store.MaxStreamID, false, func(id store.StreamID, fv [][]byte) bool {
+			b := strconv.AppendUint(idb[:0], id.Ms, 10)
+			b = strconv.AppendUint(append(b, '.'), id.Seq, 10)
+			d.mix(b)
+			for _, v := range fv {
+				d.mix(v)
+			}
 			return true
 		})
 	}

@@ -45,7 +45,8 @@ func TestDebugMatchesRedis(t *testing.T) {
 		{"SET", "s", "hello"}, {"SET", "n", "12345"}, {"SET", "e", "v", "EX", "1000"},
 		{"RPUSH", "l", "a", "1", "b"}, {"SADD", "set", "x", "y", "z"}, {"SADD", "ints", "1", "2", "3"},
 		{"HSET", "h", "f1", "v1", "f2", "v2"}, {"ZADD", "z", "1", "a", "2.5", "b", "-inf", "c", "0.1", "d"},
-		{"PEXPIRE", "h", "100000"},
+		{"PEXPIRE", "h", "100000"}, {"XADD", "st", "1-1", "f", "v", "n", "12"}, {"XADD", "st", "2-5", "f", "w"},
+		{"XADD", "st", "3-0", "g", "x"}, {"XDEL", "st", "2-5"},
 	}...)
 	big := func(cmd, key string, n int, pair bool) []string {
 		args := []string{cmd, key}
@@ -65,7 +66,7 @@ func TestDebugMatchesRedis(t *testing.T) {
 	}
 	steps = append(steps, bigHash,
 		[]string{"DEBUG", "DIGEST"},
-		[]string{"DEBUG", "DIGEST-VALUE", "s", "n", "e", "l", "set", "ints", "h", "z", "bl", "bs", "bz", "bh", "missing"},
+		[]string{"DEBUG", "DIGEST-VALUE", "s", "n", "e", "l", "set", "ints", "h", "z", "bl", "bs", "bz", "bh", "st", "missing"},
 		[]string{"SELECT", "3"}, []string{"SET", "s", "hello"}, []string{"DEBUG", "DIGEST"},
 		[]string{"SELECT", "0"}, []string{"DEL", "s"}, []string{"DEBUG", "DIGEST"},
 		[]string{"OBJECT", "ENCODING", "bl"}, []string{"OBJECT", "ENCODING", "bz"})
