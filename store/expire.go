@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Active expiry, after Redis's activeExpireCycle: hz times a second (every 100 ms by
 // default) a cycle walks every shard that has keys with a TTL, examining up to
@@ -79,8 +82,13 @@ func (s *Store) activeExpire(budget time.Duration) {
 	}
 }
 
-// ttlSample sums the time to live of the keys one expiry step met alive.
-type ttlSample struct{ sum, n int64 }
+// ttlSample sums the time to live of the keys one expiry step met alive;
+// in floating point, since TTLs near the int64 limit (PEXPIREAT far in the
+// future) would overflow an integer sum.
+type ttlSample struct {
+	sum float64
+	n   int64
+}
 
 // noteTTLs folds a step's sample into the running estimate of avg_ttl as
 // Redis's activeExpireCycle does: each new average weighs 1/50.
@@ -88,7 +96,7 @@ func (s *Store) noteTTLs(t ttlSample) {
 	if t.n == 0 {
 		return
 	}
-	avg := t.sum / t.n
+	avg := int64(min(t.sum/float64(t.n), math.MaxInt64/2))
 	if old := s.avgTTL.Load(); old != 0 {
 		avg = old/50*49 + avg/50
 	}
@@ -116,7 +124,7 @@ func (s *Store) expireStep(sh *shard, now int64, sample int, ttls *ttlSample) (s
 			sh.remove(slot, i) // may compact entries; it then resets expireCursor
 			s.expiredKeys.Add(1)
 		} else {
-			ttls.sum += e.expireAt() - now
+			ttls.sum += float64(e.expireAt() - now)
 			ttls.n++
 		}
 	}

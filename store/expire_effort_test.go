@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -136,5 +137,22 @@ func TestActiveExpireEstimatesAvgTTL(t *testing.T) {
 	s.activeExpire(time.Hour)
 	if got, want := s.Stats().AvgTTL, int64(50_000/50*49+10_000/50); got != want {
 		t.Fatalf("AvgTTL after the second cycle = %d, want %d", got, want)
+	}
+}
+
+// TestAvgTTLOfFarExpiries: TTLs near the int64 limit (PEXPIREAT far in
+// the future) do not overflow the estimate into a negative number.
+func TestAvgTTLOfFarExpiries(t *testing.T) {
+	now := int64(1_000_000)
+	s := New(Options{Shards: 1, ActiveExpireInterval: -1, Now: func() int64 { return now }})
+	defer s.Close()
+	for i := range 4 {
+		if _, _, _, err := s.Set(nil, []byte("far"+strconv.Itoa(i)), []byte("v"), SetOptions{ExpireAt: math.MaxInt64 - int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.activeExpire(time.Hour)
+	if got := s.Stats().AvgTTL; got <= 0 {
+		t.Fatalf("AvgTTL of keys expiring near the int64 limit = %d, want a positive estimate", got)
 	}
 }
