@@ -540,23 +540,28 @@ func TestClusterWithReplicas(t *testing.T) {
 	if err := c.Set(ctx, "foo", "bar", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	// "foo" is slot 12182: find its primary and that primary's replica.
+	// "foo" is slot 12182: find its primary and that primary's replica,
+	// once the replicas' role has reached the first node by gossip.
 	var primaryID, replicaAddr, primaryAddr string
-	lines := strings.Split(cli(t, nodes[0].addr, "CLUSTER", "NODES"), "\n")
-	for _, l := range lines {
-		f := strings.Fields(l)
-		if len(f) >= 9 && strings.Contains(f[2], "master") && strings.HasSuffix(f[8], "-16383") {
-			primaryID, primaryAddr = f[0], strings.Split(f[1], "@")[0]
+	deadline := time.Now().Add(60 * time.Second) // a hang guard
+	for primaryID == "" || replicaAddr == "" {
+		lines := strings.Split(cli(t, nodes[0].addr, "CLUSTER", "NODES"), "\n")
+		for _, l := range lines {
+			f := strings.Fields(l)
+			if len(f) >= 9 && strings.Contains(f[2], "master") && strings.HasSuffix(f[8], "-16383") {
+				primaryID, primaryAddr = f[0], strings.Split(f[1], "@")[0]
+			}
 		}
-	}
-	for _, l := range lines {
-		f := strings.Fields(l)
-		if len(f) >= 4 && f[3] == primaryID {
-			replicaAddr = strings.Split(f[1], "@")[0]
+		for _, l := range lines {
+			f := strings.Fields(l)
+			if len(f) >= 4 && f[3] == primaryID {
+				replicaAddr = strings.Split(f[1], "@")[0]
+			}
 		}
-	}
-	if primaryID == "" || replicaAddr == "" {
-		t.Fatalf("no primary of slot 16383 with a replica in:\n%s", strings.Join(lines, "\n"))
+		if time.Now().After(deadline) {
+			t.Fatalf("no primary of slot 16383 with a replica in:\n%s", strings.Join(lines, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if got := rawReply(t, replicaAddr, []string{"GET", "foo"}); got != "-MOVED 12182 "+primaryAddr+"\r\n" {
 		t.Fatalf("GET foo on the replica without READONLY: %q", got)
@@ -569,7 +574,7 @@ func TestClusterWithReplicas(t *testing.T) {
 	if got := readAfter(t, conn, "READONLY\r\n"); got != "+OK\r\n" {
 		t.Fatalf("READONLY: %q", got)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(60 * time.Second)
 	for {
 		got := readAfter(t, conn, "GET foo\r\n")
 		if got == "$3\r\nbar\r\n" {
