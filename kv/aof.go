@@ -102,8 +102,7 @@ type aofState struct {
 
 	// The group commit at the end of the loop's cycle (aof_hold.go).
 	ender       cycleEnder // cl.conn, if its loop runs cycle-end functions
-	atCycleEnd  func()     // cl.syncAtCycleEnd, bound once
-	cycleQueued bool       // atCycleEnd is queued for this cycle
+	cycleQueued bool       // syncAtCycleEnd is queued for this cycle
 }
 
 type holdMark struct {

@@ -63,13 +63,12 @@ func (h *Handler) afterBatch(cl *client, base int) {
 					st.onSync = cl.synced
 					st.release = cl.releaseHeld
 					st.ender, _ = cl.conn.(cycleEnder)
-					st.atCycleEnd = cl.syncAtCycleEnd
 				}
 				if st.cycleQueued {
 					// The cycle's sync, queued by an earlier batch, covers
 					// this one too: it syncs to the last mark.
 					st.marks = append(st.marks, holdMark{end: end})
-				} else if st.ender != nil && st.ender.AtCycleEnd(st.atCycleEnd) == nil {
+				} else if st.ender != nil && st.ender.AtCycleEnd() == nil {
 					st.cycleQueued = true
 					st.marks = append(st.marks, holdMark{end: end})
 				} else if cl.conn == nil || cl.conn.Reserve() == nil {
@@ -160,10 +159,15 @@ func (cl *client) releaseHeld() {
 // before it writes the cycle's output: the serving edge's connections on
 // the native engine (eventloop.Conn.AtCycleEnd). AtCycleEnd fails where the
 // engine has no such phase; the replies then take the writer goroutine's
-// path (Writer.Commit, Conn.RunReserved).
+// path (Writer.Commit, Conn.RunReserved). The function run is the
+// client's CycleEnd.
 type cycleEnder interface {
-	AtCycleEnd(fn func()) error
+	AtCycleEnd() error
 }
+
+// CycleEnd runs what the client asked its Conn's AtCycleEnd for: the
+// serving edge calls it on the client's loop at the end of the cycle.
+func (c *Client) CycleEnd() { c.c.syncAtCycleEnd() }
 
 // syncAtCycleEnd runs on cl's loop at the end of the cycle in which cl's
 // batches held replies under appendfsync always: group commit as Redis does

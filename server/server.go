@@ -69,11 +69,6 @@ func (h *Handler) KV() *kv.Handler { return h.kv }
 type session struct {
 	kv.Client
 	c *eventloop.Conn
-
-	// AtCycleEnd's function, and the eventloop function that calls it,
-	// made once.
-	cycleFn  func()
-	cycleRun func(*eventloop.Conn)
 }
 
 func (s *session) OutputBuffer() []byte        { return s.c.OutputBuffer() }
@@ -93,15 +88,16 @@ func (s *session) RunReserved(fn func()) error {
 	return s.c.ExecuteReserved(func(*eventloop.Conn) { fn() })
 }
 
-// AtCycleEnd runs fn on the loop at the end of its cycle, before the
-// cycle's output is written (eventloop.Conn.AtCycleEnd); kv keeps one fn
-// per client, so the closure is made once.
-func (s *session) AtCycleEnd(fn func()) error {
-	s.cycleFn = fn
-	if s.cycleRun == nil {
-		s.cycleRun = func(*eventloop.Conn) { s.cycleFn() }
+// AtCycleEnd has the loop call the client's CycleEnd at the end of its
+// cycle, before the cycle's output is written (eventloop.Conn.AtCycleEnd).
+// It adds nothing to the session: the loop finds it through the Conn's
+// context.
+func (s *session) AtCycleEnd() error { return s.c.AtCycleEnd(sessionCycleEnd) }
+
+func sessionCycleEnd(c *eventloop.Conn) {
+	if s, ok := c.Context().(*session); ok {
+		s.CycleEnd()
 	}
-	return s.c.AtCycleEnd(s.cycleRun)
 }
 
 func (s *session) OutputBacklog() int { return s.c.OutputBacklog() }
