@@ -1,9 +1,8 @@
 package aof
 
-import "golang.org/x/sys/unix"
-
-// fdatasync syncs a file's data; tests replace it to make a sync fail.
-var fdatasync = unix.Fdatasync
+// fdatasync syncs a file's data (sync_linux.go, sync_bsd.go); tests
+// replace it to make a sync fail.
+var fdatasync = syncData
 
 // SyncTo makes the records up to logical offset end durable on the calling
 // goroutine, and reports whether they are: group commit's leader and

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrRewriteInProgress is returned when a rewrite is asked for while one runs.
@@ -176,7 +174,7 @@ func (r *Rewrite) commit(rest []byte) error {
 	if _, err := r.f.Write(rest); err != nil {
 		return err
 	}
-	if err := unix.Fdatasync(int(r.f.Fd())); err != nil {
+	if err := syncData(int(r.f.Fd())); err != nil {
 		return err
 	}
 	if err := os.Rename(r.tmp, r.w.path); err != nil {
