@@ -19,11 +19,16 @@ const userHZ = 100
 
 // cpuSample is one reading of the CPU times the rig reports, in clock ticks.
 type cpuSample struct {
-	server, client      int64 // summed over the processes
-	hostSystem, hostIRQ int64 // /proc/stat "cpu": system; irq + softirq
-	hostBusy, hostTotal int64 // all but idle and iowait; everything
-	serverOK, clientOK  bool
-	hostOK              bool
+	server, client     int64 // summed over the processes
+	serverOK, clientOK bool
+	host               hostCPU
+}
+
+// hostCPU is the aggregate "cpu" line of /proc/stat.
+type hostCPU struct {
+	system, irq int64 // system; irq + softirq
+	busy        int64 // all but idle and iowait
+	ok          bool
 }
 
 // sampleCPU reads the servers', the clients' and the host's CPU times. A
@@ -34,7 +39,7 @@ func sampleCPU(serverPIDs, clientPIDs []int) cpuSample {
 	s.server, s.serverOK = sumTicks(serverPIDs)
 	s.client, s.clientOK = sumTicks(clientPIDs)
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
-		s.hostSystem, s.hostIRQ, s.hostBusy, s.hostTotal, s.hostOK = parseProcStat(string(b))
+		s.host = parseProcStat(string(b))
 	}
 	return s
 }
@@ -53,27 +58,25 @@ func sumTicks(pids []int) (int64, bool) {
 
 // parseProcStat reads the aggregate "cpu" line of /proc/stat: user nice system
 // idle iowait irq softirq steal ...
-func parseProcStat(s string) (system, irq, busy, total int64, ok bool) {
+func parseProcStat(s string) hostCPU {
 	for _, line := range strings.Split(s, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 8 || f[0] != "cpu" {
 			continue
 		}
 		var v [8]int64
+		var total int64
 		for i := range v {
 			n, err := strconv.ParseInt(f[i+1], 10, 64)
 			if err != nil {
-				return 0, 0, 0, 0, false
+				return hostCPU{}
 			}
 			v[i] = n
-		}
-		for _, n := range v {
 			total += n
 		}
-		idle := v[3] + v[4]
-		return v[2], v[5] + v[6], total - idle, total, true
+		return hostCPU{system: v[2], irq: v[5] + v[6], busy: total - v[3] - v[4], ok: true}
 	}
-	return 0, 0, 0, 0, false
+	return hostCPU{}
 }
 
 // CPU is where the CPU went between the moment every connection was up and
@@ -110,10 +113,10 @@ func cpuBetween(a, b cpuSample, wall float64, requests int64) CPU {
 		c.ClientSeconds = float64(b.client-a.client) / userHZ
 		c.ClientUsPerRequest = per(c.ClientSeconds)
 	}
-	if a.hostOK && b.hostOK {
-		c.HostSystemSeconds = float64(b.hostSystem-a.hostSystem) / userHZ
-		c.HostIRQSeconds = float64(b.hostIRQ-a.hostIRQ) / userHZ
-		c.HostBusySeconds = float64(b.hostBusy-a.hostBusy) / userHZ
+	if a.host.ok && b.host.ok {
+		c.HostSystemSeconds = float64(b.host.system-a.host.system) / userHZ
+		c.HostIRQSeconds = float64(b.host.irq-a.host.irq) / userHZ
+		c.HostBusySeconds = float64(b.host.busy-a.host.busy) / userHZ
 		c.HostBusyUsPerRequest = per(c.HostBusySeconds)
 		if wall > 0 {
 			c.HostCPUs = c.HostBusySeconds / wall

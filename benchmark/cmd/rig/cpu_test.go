@@ -7,14 +7,13 @@ import (
 
 func TestParseProcStat(t *testing.T) {
 	in := "cpu  100 5 40 800 10 3 7 0 0 0\ncpu0 50 2 20 400 5 1 3 0 0 0\nintr 1 2 3\n"
-	system, irq, busy, total, ok := parseProcStat(in)
-	if !ok || system != 40 || irq != 10 || total != 965 || busy != 965-810 {
-		t.Errorf("parseProcStat = system %d irq %d busy %d total %d ok %v; want 40 10 155 965 true", system, irq, busy, total, ok)
+	if h := parseProcStat(in); !h.ok || h.system != 40 || h.irq != 10 || h.busy != 965-810 {
+		t.Errorf("parseProcStat = %+v; want system 40, irq 10, busy 155, ok", h)
 	}
-	if _, _, _, _, ok := parseProcStat("cpu0 1 2 3\n"); ok {
+	if h := parseProcStat("cpu0 1 2 3\n"); h.ok {
 		t.Error("no aggregate cpu line, yet ok")
 	}
-	if _, _, _, _, ok := parseProcStat("cpu 1 2 x 4 5 6 7 8\n"); ok {
+	if h := parseProcStat("cpu 1 2 x 4 5 6 7 8\n"); h.ok {
 		t.Error("a field that is not a number, yet ok")
 	}
 }
@@ -22,8 +21,8 @@ func TestParseProcStat(t *testing.T) {
 // TestCPUBetween: seconds and µs per request from two samples; a side
 // unreadable in either sample stays zero rather than being wrong.
 func TestCPUBetween(t *testing.T) {
-	a := cpuSample{server: 100, client: 50, hostSystem: 10, hostIRQ: 5, hostBusy: 300, hostTotal: 1000, serverOK: true, clientOK: true, hostOK: true}
-	b := cpuSample{server: 300, client: 150, hostSystem: 30, hostIRQ: 45, hostBusy: 700, hostTotal: 1800, serverOK: true, hostOK: true}
+	a := cpuSample{server: 100, client: 50, serverOK: true, clientOK: true, host: hostCPU{system: 10, irq: 5, busy: 300, ok: true}}
+	b := cpuSample{server: 300, client: 150, serverOK: true, host: hostCPU{system: 30, irq: 45, busy: 700, ok: true}}
 	c := cpuBetween(a, b, 4, 1_000_000)
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
 	if !near(c.ServerSeconds, 2) || !near(c.ServerUsPerRequest, 2) || !near(c.HostSystemSeconds, 0.2) ||

@@ -61,10 +61,8 @@ func (r *rigRun) noteCPU(now time.Time, s cpuSample) {
 	if s.clientOK {
 		r.cpuLast.client, r.cpuLast.clientOK = s.client, true
 	}
-	if s.hostOK {
-		r.cpuLast.hostSystem, r.cpuLast.hostIRQ, r.cpuLast.hostBusy, r.cpuLast.hostTotal, r.cpuLast.hostOK =
-			s.hostSystem, s.hostIRQ, s.hostBusy, s.hostTotal, true
-		r.cpuLastAt = now
+	if s.host.ok {
+		r.cpuLast.host, r.cpuLastAt = s.host, now
 	}
 }
 
