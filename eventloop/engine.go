@@ -30,6 +30,17 @@ type host struct{ s *Server }
 func (h host) Server() any  { return h.s }
 func (h host) Handler() any { return h.s.listeners[0].handler }
 
+// Boot records the address and runs the handler's OnBoot, from the
+// engine, before it serves a connection.
+func (h host) Boot(addr net.Addr) {
+	s := h.s
+	s.addr = addr
+	s.listeners[0].bound = addr
+	if b, ok := s.listeners[0].handler.(BootHandler); ok {
+		b.OnBoot(s)
+	}
+}
+
 func (h host) NewConn(b engine.Conn) any {
 	return &Conn{eng: &engineConn{b}, fd: b.Fd(), ln: h.s.listeners[0]}
 }
@@ -89,11 +100,7 @@ func (s *Server) startEngine() error {
 	if err != nil {
 		return err
 	}
-	s.runner, s.addr = r, r.Addr()
-	s.listeners[0].bound = s.addr
-	if b, ok := s.listeners[0].handler.(BootHandler); ok {
-		b.OnBoot(s)
-	}
+	s.runner = r // s.addr was set by host.Boot, before the engine served
 	go func() {
 		s.engineErr = r.Wait() // before done closes: Serve reads it after
 		if sh := s.listeners[0].onShutdown; sh != nil {

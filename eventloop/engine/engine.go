@@ -28,6 +28,11 @@ type Host interface {
 	Handler() any
 	// NewConn returns a new *eventloop.Conn whose methods delegate to b.
 	NewConn(b Conn) any
+	// Boot tells the Server the bound address (with the port the kernel
+	// chose for ":0") and runs the handler's OnBoot. The engine calls it
+	// once, after binding and before it serves any connection: a client
+	// that connects at once must find the handler booted.
+	Boot(addr net.Addr)
 	// AddConns adds delta to the count Server.NumConns reports and
 	// returns the new count.
 	AddConns(delta int64) int64

@@ -68,16 +68,12 @@ func (Engine) Start(h engine.Host) (engine.Runner, error) {
 	select {
 	case <-srv.booted:
 	case err := <-srv.ran:
+		if srv.bootErr != nil {
+			err = srv.bootErr
+		}
 		return nil, fmt.Errorf("eventloop: gnet engine on %s://%s: %w", o.Network, o.Addr, err)
 	}
 	go srv.await()
-	addr, err := srv.boundAddr()
-	if err != nil {
-		srv.stopGnet()
-		<-srv.stopped
-		return nil, err
-	}
-	srv.addr = addr
 	go srv.housekeep()
 	return srv, nil
 }
@@ -105,9 +101,10 @@ type server struct {
 	handler eventloop.Handler      // immutable
 	onOpen  eventloop.OpenHandler  // immutable; nil if not implemented
 	onClose eventloop.CloseHandler // immutable; nil if not implemented
-	addr    net.Addr               // immutable after Start
+	addr    net.Addr               // set in OnBoot, before booted closes
 	eng     gnet.Engine            // set in OnBoot, before booted closes
-	booted  chan struct{}          // closed by OnBoot
+	booted  chan struct{}          // closed by OnBoot once the handler is booted
+	bootErr error                  // why OnBoot stopped gnet; set before gnet.Run returns
 	ran     chan error             // gnet.Run's result
 	stopped chan struct{}          // closed once gnet.Run returned
 	drain   atomic.Bool            // Shutdown has begun
@@ -130,9 +127,20 @@ type server struct {
 	chunks []chunkq.Cache
 }
 
-// OnBoot implements gnet.EventHandler.
+// OnBoot implements gnet.EventHandler. gnet calls it after binding and
+// before its loops serve, so the handler is booted (host.Boot) before any
+// client that connected at once is read; before, gnet served while Start
+// was still asking for the address, and a restarted shoal on gnet could
+// answer INFO before it had taken its snapshot's replication history.
 func (s *server) OnBoot(eng gnet.Engine) gnet.Action {
 	s.eng = eng
+	addr, err := s.boundAddr()
+	if err != nil {
+		s.bootErr = err
+		return gnet.Shutdown
+	}
+	s.addr = addr
+	s.host.Boot(addr)
 	close(s.booted)
 	return gnet.None
 }
