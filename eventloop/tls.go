@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/valyala/bytebufferpool"
 )
 
 // TLS on the loops. A TLS connection is a crypto/tls server Conn whose
@@ -109,6 +111,7 @@ type tlsLoop struct {
 	conns   []*tlsConn // indexed by descriptor, like loop.conns
 	plain   []byte     // decrypted input, ReadBufferSize; made with the first TLS connection
 	sealed  []byte     // ciphertext being sealed (tlsTransport.Write)
+	raw     []byte     // ciphertext input lent to the connection being read (tls_buffers.go)
 	pending []*Conn    // connections whose handshake has not finished, for the timeout
 }
 
@@ -118,7 +121,8 @@ type tlsLoop struct {
 type tlsConn struct {
 	conn     *tls.Conn
 	tr       tlsTransport
-	deadline time.Duration // loop clock: the handshake must be over by then
+	rest     *bytebufferpool.ByteBuffer // a partial record, between reads (tls_buffers.go)
+	deadline time.Duration              // loop clock: the handshake must be over by then
 	state    uint8
 }
 
@@ -205,6 +209,7 @@ func recordComplete(in []byte) bool {
 // hands the plaintext to OnTraffic, a buffer at a time.
 func (l *loop) tlsRead(c *Conn, t *tlsConn, data []byte) {
 	t.tr.src = data
+	l.lendInput(t)
 	plain := l.tls.plain
 	n := 0
 	for c.flags&flagAbort == 0 && !c.isClosed() {
@@ -231,6 +236,7 @@ func (l *loop) tlsRead(c *Conn, t *tlsConn, data []byte) {
 		break
 	}
 	t.tr.src = nil
+	l.takeInput(t)
 }
 
 // tlsSeal seals c's pending plaintext (c.out) and sends it: what the
@@ -296,6 +302,7 @@ func (l *loop) tlsHandshakeDone(c *Conn, err error) {
 	}
 	t.state = tlsOpen
 	rest := t.tr.open()
+	l.takeInput(t) // the handshake's buffers go; what it read past its end stays
 	l.counters.tlsHandshakes.Add(1)
 	if t.conn.ConnectionState().DidResume {
 		l.counters.tlsResumed.Add(1)
@@ -371,6 +378,7 @@ func (l *loop) tlsRelease(c *Conn, graceful bool) {
 		l.counters.tlsHandshakeFailures.Add(1)
 	}
 	t.tr.close()
+	l.dropRest(t)
 	l.tls.conns[c.fd] = nil
 }
 

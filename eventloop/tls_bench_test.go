@@ -15,11 +15,12 @@ import (
 // BenchmarkIdleTLSConnMemory reports the server's resident memory per idle
 // connection with 10,000 connections held by a child process, plain and
 // TLS (each TLS connection finished its handshake and one request), and
-// the difference: what TLS costs an idle connection. crypto/tls keeps
-// read and handshake buffers sized by the ClientHello, so the figure
+// the difference: what TLS costs an idle connection. crypto/tls would
+// keep read and handshake buffers sized by the ClientHello, which
 // depends on the client: "go" is Go's default client (a post-quantum key
 // share makes its ClientHello about 1.8 KB), "x25519" a client that
-// offers X25519 alone (about 0.3 KB, as OpenSSL 3.0's redis-cli).
+// offers X25519 alone (about 0.3 KB, as OpenSSL 3.0's redis-cli). The
+// loop drops them (tls_buffers.go), so both should cost the same.
 //
 //	go test ./eventloop -run '^$' -bench IdleTLSConnMemory -benchtime 1x
 func BenchmarkIdleTLSConnMemory(b *testing.B) {
