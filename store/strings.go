@@ -381,59 +381,33 @@ func clampRange(n, start, end int64) (lo, hi int64, ok bool) {
 
 // SetRange overwrites the string at key from offset with val, zero-padding as needed,
 // and returns the new length. An empty val only reports the length (and creates nothing).
+// The write is GrowString's (bitmaps grow strings the same way).
 func (s *Store) SetRange(key []byte, offset int64, val []byte) (int, error) {
 	if offset < 0 {
 		return 0, ErrOffsetRange
 	}
 	// offset comes from the client: compare it against the room left rather than adding
 	// it to len(val), which wraps negative for offsets near MaxInt64 and let them through.
-	// Like Redis, the length error comes after the type check, and an empty val writes
-	// nothing so it neither fails the check nor reserves room for offset.
-	tooLong := len(val) > 0 && offset > MaxStringLen-int64(len(val))
-	grow := int64(0)
-	if len(val) > 0 && !tooLong {
-		grow = int64(len(val)) + offset
-	}
-	l, id, err := s.lockString(key, int64(len(key))+grow)
-	if err != nil {
-		return 0, err
-	}
-	defer s.unlock(l)
-	sh, h := l.sh, l.h
-	if len(val) == 0 {
-		if id < 0 {
+	if len(val) == 0 || offset > MaxStringLen-int64(len(val)) {
+		// Nothing is written. Like Redis, the length error comes after the type check,
+		// and an empty val neither fails the length check nor reserves room for offset.
+		l, id, err := s.lockString(key, 0)
+		if err != nil {
+			return 0, err
+		}
+		defer s.unlock(l)
+		switch {
+		case len(val) > 0:
+			return 0, ErrTooLong
+		case id < 0:
 			return 0, nil
 		}
-		return int(sh.entries[id].vlen), nil
+		return int(l.sh.entries[id].vlen), nil
 	}
-	if tooLong {
-		return 0, ErrTooLong
-	}
-	need := int(offset) + len(val)
-	if id < 0 {
-		nid, ok := sh.insert(h, key, need, kindString, s.stamp())
-		if !ok {
-			return 0, ErrOOM
-		}
-		v := sh.val(&sh.entries[nid])
-		if len(key)+need <= maxSmall { // a large block is new, so zero (freshLarge)
-			clear(v[:offset])
-		}
+	n := 0
+	_, _, err := s.GrowString(key, int(offset)+len(val), func(v []byte) {
 		copy(v[offset:], val)
-		return need, nil
-	}
-	e := &sh.entries[id]
-	old := int(e.vlen)
-	if need > old {
-		wasRef, wasLarge := e.ref, e.size() > maxSmall
-		if !sh.resize(e, need, old, growRoom(int(e.klen)+need)) {
-			return 0, ErrOOM
-		}
-		if !freshLarge(e, wasRef, wasLarge) {
-			clear(sh.val(e)[old:])
-		}
-	}
-	copy(sh.val(e)[offset:], val)
-	s.touch(e)
-	return int(e.vlen), nil
+		n = len(v)
+	})
+	return n, err
 }
