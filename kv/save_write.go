@@ -39,47 +39,39 @@ func (h *Handler) saveSnapshot(worldStopped bool) (SaveStats, error) {
 		}
 		return st, h.writeFileAtomically(file)
 	}
+	var st SaveStats
+	err := h.installSnapshot(func(f *os.File) (err error) {
+		st, err = h.writeSnapshot(f, info)
+		return err
+	})
+	return st, err
+}
+
+// writeFileAtomically writes a snapshot made in memory to dbfilename.
+func (h *Handler) writeFileAtomically(file []byte) error {
+	return h.installSnapshot(func(f *os.File) error {
+		_, err := f.Write(file)
+		return err
+	})
+}
+
+// installSnapshot has write fill temp-<pid>.rdb, syncs it, renames it to
+// dbfilename and syncs the directory; on an error the temp file is
+// removed and dbfilename is as it was.
+func (h *Handler) installSnapshot(write func(f *os.File) error) error {
 	name := h.params.Get("dbfilename")
 	tmp := "temp-" + strconv.Itoa(os.Getpid()) + ".rdb"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		wd, _ := os.Getwd()
-		return SaveStats{}, fmt.Errorf("opening the temp file %s (in %s): %w", tmp, wd, err)
+		return fmt.Errorf("opening the temp file %s (in %s): %w", tmp, wd, err)
 	}
-	st, err := h.writeSnapshot(f, info)
+	err = write(f)
 	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(name))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return st, err
-	}
-	return st, nil
-}
-
-// writeFileAtomically writes a snapshot made in memory to dbfilename: to
-// the temp file, synced, then renamed, the directory synced.
-func (h *Handler) writeFileAtomically(file []byte) error {
-	name := h.params.Get("dbfilename")
-	tmp := "temp-" + strconv.Itoa(os.Getpid()) + ".rdb"
-	err := os.WriteFile(tmp, file, 0o644)
-	if err == nil {
-		var f *os.File
-		if f, err = os.OpenFile(tmp, os.O_WRONLY, 0); err == nil {
-			err = f.Sync()
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
 	}
 	if err == nil {
 		err = os.Rename(tmp, name)
