@@ -10,13 +10,14 @@ import (
 // with it, which the state machine below decides.
 //
 // Ownership: the caller fills buf and want, then hands the call to a link.
-// From then on exactly one of the link's queue, a writer's batch, the
+// From then on exactly one of the link's pending stack, a writer's batch, the
 // link's in-flight FIFO or the reader's local FIFO holds it, until it
 // reaches stateDone (the caller owns it again and releases it) or is
 // abandoned (whoever holds it releases it).
 type call struct {
 	state atomic.Uint32
 	done  chan struct{} // capacity 1: the reply (or failure) is in
+	next  *call         // the call pushed before it on a link's pending stack
 
 	buf  []byte   // the encoded command
 	want wantKind // how the reader decodes the reply
@@ -69,7 +70,7 @@ func putCall(c *call) {
 		c.buf = nil
 	}
 	c.buf = c.buf[:0]
-	c.dst, c.val, c.v, c.err, c.n = nil, nil, nil, nil, 0
+	c.dst, c.val, c.v, c.err, c.n, c.next = nil, nil, nil, nil, 0, nil
 	callPool.Put(c)
 }
 

@@ -130,9 +130,11 @@ func waitQueued(t *testing.T, c *Client, n int) {
 	t.Helper()
 	l := c.slots[0].link.Load()
 	eventually(t, 10*time.Second, fmt.Sprintf("%d queued calls", n), func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return len(l.queue) == n
+		queued := 0
+		for c := l.pending.Load(); c != nil; c = c.next {
+			queued++
+		}
+		return queued == n
 	})
 }
 

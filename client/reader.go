@@ -83,7 +83,7 @@ func (l *link) readerLoop() {
 	for {
 		select {
 		case <-l.readWake:
-		case <-l.down:
+		case <-l.downCh:
 			return
 		}
 		if !l.readReplies(nil) {

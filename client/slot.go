@@ -118,7 +118,7 @@ func (s *slot) watch(l *link) bool {
 	last, stuck := l.answered.Load(), 0
 	for {
 		select {
-		case <-l.down:
+		case <-l.downCh:
 			select {
 			case <-cl.quit:
 				return false

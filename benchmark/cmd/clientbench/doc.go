@@ -16,6 +16,13 @@
 //	go run ./benchmark/cmd/clientbench                          # ~4 minutes
 //	go run ./benchmark/cmd/clientbench -rounds 3 -duration 3s   # medians of 3
 //
+// -servers, -ops, -goroutines and -clients choose the cells; -out writes
+// the results elsewhere. -cpuprofile, -mutexprofile and -blockprofile
+// profile the client process, best over a single cell:
+//
+//	go run ./benchmark/cmd/clientbench -servers shoal -ops get -goroutines 10000 \
+//		-clients shoal-client -out /tmp/cb -cpuprofile cpu.out -mutexprofile mutex.out
+//
 // Results go to benchmark/results/client/ (results.json, results.md and
 // charts).
 package main

@@ -42,6 +42,9 @@ func main() {
 	flag.IntVar(&c.ValueSize, "value-size", 16, "value size in bytes")
 	out := flag.String("out", "", "output directory (default benchmark/results/client under the repository root)")
 	again := flag.Bool("rerender", false, "only rewrite results.md and the charts from the output directory's results.json")
+	flag.StringVar(&profiles.cpu, "cpuprofile", "", "write a CPU profile of the measured periods to this file")
+	flag.StringVar(&profiles.mutex, "mutexprofile", "", "write a mutex contention profile of the measured periods to this file")
+	flag.StringVar(&profiles.block, "blockprofile", "", "write a blocking profile of the measured periods to this file")
 	flag.Parse()
 	if *again {
 		dir := *out
@@ -65,7 +68,14 @@ func main() {
 		}
 		c.Goroutines = append(c.Goroutines, n)
 	}
-	if err := run(c, *out); err != nil {
+	if err := profiles.start(); err != nil {
+		fatalf("%v", err)
+	}
+	err := run(c, *out)
+	if perr := profiles.stop(); err == nil {
+		err = perr
+	}
+	if err != nil {
 		fatalf("%v", err)
 	}
 }
@@ -274,7 +284,9 @@ func measure(c config, srv *proc.Server, cname, op string, g int) (cell, error) 
 		return cell{}, err
 	}
 	phase.Store(phaseMeasure)
+	profiles.resume()
 	time.Sleep(c.Duration)
+	profiles.pause()
 	phase.Store(phaseStop)
 	cpu1, t1 := selfCPU(), time.Now()
 	sticks1, err := procfs.CPUTicks(pid)
