@@ -55,7 +55,8 @@ type Conn struct {
 	limit      *OutputLimit            // nil: Options.OutputHardLimit
 	lastActive time.Duration           // loop clock at the last read
 	flags      uint16
-	closeErr   error // reason passed to OnClose for a deferred close
+	stage      uint16 // 1 + the index of the cycle's read-ahead of c (readahead.go); 0: none
+	closeErr   error  // reason passed to OnClose for a deferred close
 	// The addresses as the kernel gave them, once asked for: 32 bytes each
 	// for IPv4 where a cached *net.TCPAddr holds 64, which matters at 100k
 	// connections. LocalAddr and RemoteAddr convert on every call.

@@ -29,6 +29,12 @@
 // the socket does not take waits for writability, in order. An idle
 // connection holds no buffers.
 //
+// A Handler that is a ReadAheadHandler is shown, when one poll finds
+// several plaintext connections ready, the first read of each before any
+// OnTraffic runs (a second per-loop buffer holds them), so that it can
+// start what they need together: Shoal prefetches the keys of the first
+// command of each, so that the cache misses of different clients overlap.
+//
 // # Limits
 //
 // Above Options.OutputHighWater of pending output a loop stops reading the

@@ -41,6 +41,7 @@ type listener struct {
 	onClose    CloseHandler
 	onShutdown ShutdownHandler
 	onDrain    DrainHandler
+	readAhead  ReadAheadHandler // nil when the handler is not one, or the port is TLS
 	reject     []byte
 	tls        *tls.Config // nil: plaintext; else a copy of the caller's (tlsListenerConfig)
 	bound      net.Addr    // set in Start, under Server.mu
@@ -56,6 +57,7 @@ func newListener(network, addr string, h Handler, reject []byte, tc *tls.Config)
 	ln.onClose, _ = h.(CloseHandler)
 	ln.onShutdown, _ = h.(ShutdownHandler)
 	ln.onDrain, _ = h.(DrainHandler)
+	ln.readAhead, _ = h.(ReadAheadHandler)
 	return ln
 }
 

@@ -66,7 +66,8 @@ type loop struct {
 	ewma        float64
 	busy        time.Duration
 	windowStart time.Duration
-	tls         tlsLoop // the loop's TLS connections and buffers (tls.go)
+	tls         tlsLoop   // the loop's TLS connections and buffers (tls.go)
+	ahead       readAhead // the cycle's reads made before OnTraffic (readahead.go)
 
 	// AtCycleEnd's functions for the end of this cycle (cycleend.go).
 	cycleEnd, cycleRunning []task
@@ -106,6 +107,9 @@ func (l *loop) run() {
 		l.now = l.srv.clock()
 		start := l.now
 		woken := false
+		if n > 1 && l.srv.readAhead {
+			l.stageReads(n)
+		}
 		for i := 0; i < n; i++ {
 			fd, readable, writable, wake := l.poller.event(i)
 			switch {
@@ -130,6 +134,9 @@ func (l *loop) run() {
 					l.loopRead(c)
 				}
 			}
+		}
+		if len(l.ahead.stages) > 0 {
+			l.finishStages()
 		}
 		if woken {
 			l.runTasks()
@@ -259,7 +266,11 @@ func (l *loop) register(fd int, ln *listener) {
 // replies with one write once the input has drained.
 func (l *loop) loopRead(c *Conn) {
 	for i := 0; i < maxReadsPerEvent; i++ {
-		n, err := readFd(c.fd, l.buf)
+		buf, n, err, staged := l.takeStage(c) // read ahead (readahead.go)
+		if !staged {
+			buf = l.buf
+			n, err = readFd(c.fd, buf)
+		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -279,11 +290,11 @@ func (l *loop) loopRead(c *Conn) {
 		l.counters.reads.Add(1)
 		l.counters.bytesRead.Add(uint64(n))
 		if c.ln.tls != nil {
-			l.tlsDeliver(c, l.buf[:n])
+			l.tlsDeliver(c, buf[:n])
 		} else {
-			l.deliver(c, l.buf[:n])
+			l.deliver(c, buf[:n])
 		}
-		if n < len(l.buf) {
+		if n < len(buf) {
 			l.inputDrained(c)
 			break
 		}

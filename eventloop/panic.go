@@ -39,6 +39,17 @@ func (l *loop) onTraffic(c *Conn, in []byte) (consumed int, ok bool) {
 	return c.ln.handler.OnTraffic(c, in), true
 }
 
+// onReadAhead calls h.ReadAhead; a panic is logged and counted, and the
+// connections are served as if it had not been called.
+func (l *loop) onReadAhead(h ReadAheadHandler, conns []*Conn, ins [][]byte) {
+	defer func() {
+		if v := recover(); v != nil {
+			_ = l.srv.handlerPanicked("ReadAhead", conns[0].fd, v)
+		}
+	}()
+	h.ReadAhead(conns, ins)
+}
+
 // onOpen calls h.OnOpen; a panic closes c.
 func (l *loop) onOpen(h OpenHandler, c *Conn) {
 	defer func() {

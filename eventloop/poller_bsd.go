@@ -72,6 +72,16 @@ func (p *poller) wait(timeoutMs int) (int, error) {
 }
 
 // event reports the i-th event of the last wait.
+// readableFd reports the descriptor of event i if it is a connection's or
+// listener's readiness to read, with no side effect.
+func (p *poller) readableFd(i int) (fd int, ok bool) {
+	ev := &p.events[i]
+	if ev.Filter == unix.EVFILT_USER {
+		return -1, false
+	}
+	return int(ev.Ident), ev.Flags&(unix.EV_EOF|unix.EV_ERROR) != 0 || ev.Filter == unix.EVFILT_READ
+}
+
 func (p *poller) event(i int) (fd int, readable, writable, wake bool) {
 	ev := &p.events[i]
 	if ev.Filter == unix.EVFILT_USER {

@@ -142,6 +142,15 @@ func (p *poller) pollRaw() (int, syscall.Errno) {
 
 // event reports the i-th event of the last wait. wake is true for the wake
 // descriptor, whose counter has then already been reset.
+// readableFd reports the descriptor of event i if it is a connection's or
+// listener's readiness to read, with no side effect (event drains the wake
+// descriptor).
+func (p *poller) readableFd(i int) (fd int, ok bool) {
+	ev := &p.events[i]
+	fd = int(ev.Fd)
+	return fd, fd != p.wakefd && ev.Events&(unix.EPOLLERR|unix.EPOLLHUP|unix.EPOLLIN|unix.EPOLLRDHUP) != 0
+}
+
 func (p *poller) event(i int) (fd int, readable, writable, wake bool) {
 	ev := &p.events[i]
 	fd = int(ev.Fd)

@@ -63,14 +63,15 @@ type Server struct {
 	opts      Options
 	epoch     time.Time
 
-	loops    []*loop
-	addr     net.Addr
-	numConns atomic.Int64
-	maxConns atomic.Int64  // Options.MaxConns, changed by SetMaxConns
-	rejected atomic.Int64  // connections turned away by MaxConns
-	panics   atomic.Uint64 // Handler hooks that panicked (panic.go)
-	closing  atomic.Bool   // Shutdown has begun
-	forced   atomic.Bool   // Shutdown's ctx ended before the loops drained
+	loops     []*loop
+	addr      net.Addr
+	readAhead bool // a plaintext listener's handler is a ReadAheadHandler: loops read ahead (readahead.go)
+	numConns  atomic.Int64
+	maxConns  atomic.Int64  // Options.MaxConns, changed by SetMaxConns
+	rejected  atomic.Int64  // connections turned away by MaxConns
+	panics    atomic.Uint64 // Handler hooks that panicked (panic.go)
+	closing   atomic.Bool   // Shutdown has begun
+	forced    atomic.Bool   // Shutdown's ctx ended before the loops drained
 
 	handshakes *handshaker // runs TLS handshakes (tls_handshake.go); nil without a TLS listener
 
@@ -144,6 +145,12 @@ func (s *Server) Start() error {
 func (s *Server) start() error {
 	if s.opts.Engine != nil {
 		return s.startEngine()
+	}
+	for _, ln := range s.listeners {
+		if ln.tls != nil {
+			ln.readAhead = nil
+		}
+		s.readAhead = s.readAhead || ln.readAhead != nil
 	}
 	for i := 0; i < s.opts.Loops; i++ {
 		l, err := newLoop(s, i)

@@ -93,3 +93,53 @@ func peekHeader(in []byte, pos int, kind byte) (n, next int, ok bool) {
 	}
 	return n, pos + 2, true
 }
+
+// ReadAhead gathers the first commands of what several clients sent, which
+// their loop read in one poll before running any (eventloop.ReadAheadHandler),
+// and has the keyspace prefetch their keys together: at pipeline depth 1 each
+// client's read holds one command, so prefetchAhead never runs, and the
+// lookups' cache misses would otherwise come one client after another. Use it
+// on the stack: Add each client's input, then Flush.
+type ReadAhead struct {
+	db   *store.Store
+	pays bool
+	n    int
+	keys [store.PrefetchMax][]byte
+}
+
+// Add notes the key of the command at the start of in, if it has the plain
+// shape prefetchAhead looks at and cl may run it (an unauthenticated client's
+// keys are not looked up).
+func (r *ReadAhead) Add(clt *Client, in []byte) {
+	cl := &clt.c
+	if noPrefetch || !cl.authed {
+		return
+	}
+	if db := cl.db(); db != r.db {
+		r.Flush()
+		r.db, r.pays = db, db.PrefetchPays()
+	}
+	if !r.pays {
+		return
+	}
+	name, key, _, ok := peekCommand(in, 0)
+	if !ok {
+		return
+	}
+	if c := dispatchIdx.find(name); c != nil && c.firstKey == 1 {
+		r.keys[r.n] = key
+		if r.n++; r.n == len(r.keys) {
+			r.Flush()
+		}
+	}
+}
+
+// Flush prefetches the keys added since the last Flush, if there are two or
+// more (one alone has nothing to overlap with).
+func (r *ReadAhead) Flush() {
+	if r.n >= 2 {
+		r.db.Prefetch(r.keys[:r.n])
+	}
+	clear(r.keys[:r.n])
+	r.n = 0
+}

@@ -126,3 +126,47 @@ func resp3(args ...string) string {
 	}
 	return s
 }
+
+// TestReadAheadGathersFirstKeys: ReadAhead collects the key of each
+// client's first command when it has the plain shape and a first key, per
+// database (a change of database prefetches what was gathered), and skips
+// unauthenticated clients, other shapes and partial commands.
+func TestReadAheadGathersFirstKeys(t *testing.T) {
+	st := store.New(store.Options{ActiveExpireInterval: -1})
+	defer st.Close()
+	h := New(st, Options{})
+	defer h.Close()
+	fill := make([]byte, 1024)
+	for db := range 2 {
+		for i := 0; !h.db(db).PrefetchPays(); i++ {
+			h.db(db).Set(nil, fmt.Appendf(nil, "fill:%d", i), fill, store.SetOptions{})
+		}
+	}
+	newClient := func(db int, authed bool) *Client {
+		c := &Client{}
+		c.c.h, c.c.authed = h, authed
+		c.c.selected.Store(int32(db))
+		return c
+	}
+	db0, db1, anon := newClient(0, true), newClient(0, true), newClient(0, false)
+	db1.c.selected.Store(1)
+	var r ReadAhead
+	r.Add(db0, []byte(resp3("GET", "a")+resp3("GET", "later")))
+	r.Add(db0, []byte(resp3("SET", "b", "v")))
+	r.Add(anon, []byte(resp3("GET", "secret")))
+	r.Add(db0, []byte("PING\r\n"))
+	r.Add(db0, []byte(resp3("PING", "x")))
+	r.Add(db0, []byte("*2\r\n$3\r\nGET\r\n$5\r\nparti"))
+	r.Add(db0, []byte("*9999999999\r\n"))
+	if got := fmt.Sprintf("%q", r.keys[:r.n]); got != `["a" "b"]` || r.db != h.db(0) {
+		t.Fatalf("gathered %s in db %p, want [a b] in db 0", got, r.db)
+	}
+	r.Add(db1, []byte(resp3("GET", "c")))
+	if got := fmt.Sprintf("%q", r.keys[:r.n]); got != `["c"]` || r.db != h.db(1) {
+		t.Fatalf("after a change of database gathered %s, want [c] in db 1", got)
+	}
+	r.Flush()
+	if r.n != 0 {
+		t.Fatalf("%d keys left after Flush", r.n)
+	}
+}

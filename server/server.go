@@ -157,6 +157,19 @@ func (h *Handler) OnTraffic(c *eventloop.Conn, in []byte) int {
 	return h.kv.Serve(&s.Client, in)
 }
 
+// ReadAhead implements eventloop.ReadAheadHandler: the keys of the first
+// command of each connection a poll found ready are prefetched together
+// (kv.ReadAhead), before the first of them runs.
+func (h *Handler) ReadAhead(conns []*eventloop.Conn, ins [][]byte) {
+	var r kv.ReadAhead
+	for i, c := range conns {
+		if s, ok := c.Context().(*session); ok {
+			r.Add(&s.Client, ins[i])
+		}
+	}
+	r.Flush()
+}
+
 // OnClose implements eventloop.CloseHandler: the client's commands end,
 // and a close at a buffer limit is logged, as Redis logs "closing client
 // that reached max query buffer length" and output buffer limits.
