@@ -55,6 +55,9 @@ type blockRequest struct {
 	// for this waiter says nothing of the waiters behind it, and a served
 	// one wrote no key.
 	independent bool
+	// groupRead: an XREADGROUP, which the deletion of one of its keys
+	// answers (stream_readgroup.go's signalGroupReaders).
+	groupRead bool
 }
 
 // serveResult is what a serve did.
@@ -99,6 +102,8 @@ type blockingState struct {
 	queues     map[dbKey]*waitQueue
 	registered atomic.Int64 // waiters in the queues: signalReady's fast test
 	blocked    atomic.Int64 // clients parked, for INFO blocked_clients
+	// groupReaders counts the XREADGROUPs in the queues.
+	groupReaders atomic.Int64
 }
 
 // dbKey is a key of one database: what waiters wait on and WATCH
@@ -240,6 +245,9 @@ func (b *blockingState) register(w *waiter) {
 		q.waiters = append(q.waiters, w)
 	}
 	b.registered.Add(1)
+	if w.req.groupRead {
+		b.groupReaders.Add(1)
+	}
 }
 
 // unregister takes w out of its keys' queues and marks it done. Under mu.
@@ -261,6 +269,9 @@ func (b *blockingState) unregister(w *waiter) {
 		}
 	}
 	b.registered.Add(-1)
+	if w.req.groupRead {
+		b.groupReaders.Add(-1)
+	}
 }
 
 // wakeKey serves key's waiters, oldest first, while key has something for

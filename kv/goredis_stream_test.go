@@ -138,3 +138,82 @@ func clientsBlocked(t *testing.T, c *redis.Client) int {
 	t.Fatalf("no blocked_clients in %q", info)
 	return 0
 }
+
+// TestGoRedisStreamGroups drives consumer groups through go-redis's typed
+// API, RESP3 and RESP2: XGroupCreateMkStream, XReadGroup, XPending and
+// XPendingExt, XAck, XClaim and XClaimJustID, XAutoClaim, XGroup
+// CREATECONSUMER/DELCONSUMER/SETID/DESTROY, XInfoGroups, XInfoConsumers,
+// XInfoStream and XInfoStreamFull.
+func TestGoRedisStreamGroups(t *testing.T) {
+	srv := startShoal(t, kv.Options{}, eventloop.Options{Loops: 2})
+	forEachProtocol(t, redis.Options{Addr: srv.addr}, func(t *testing.T, rdb *redis.Client, _ int) {
+		ctx := context.Background()
+		check, eq := goredisHelpers(t)
+		check("FLUSHALL", rdb.FlushAll(ctx).Err())
+		check("XGROUP CREATE MKSTREAM", rdb.XGroupCreateMkStream(ctx, "s", "g", "$").Err())
+		if err := rdb.XGroupCreate(ctx, "s", "g", "$").Err(); err == nil || !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+			t.Errorf("XGROUP CREATE twice: %v", err)
+		}
+		for i := 1; i <= 3; i++ {
+			check("XADD", rdb.XAdd(ctx, &redis.XAddArgs{Stream: "s", ID: fmt.Sprintf("%d-1", i), Values: []any{"n", i}}).Err())
+		}
+		got, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "alice", Streams: []string{"s", ">"}, Count: 2}).Result()
+		check("XREADGROUP", err)
+		if len(got) != 1 || len(got[0].Messages) != 2 || got[0].Messages[1].ID != "2-1" || got[0].Messages[1].Values["n"] != "2" {
+			t.Errorf("XREADGROUP = %v", got)
+		}
+		pending, err := rdb.XPending(ctx, "s", "g").Result()
+		check("XPENDING", err)
+		eq("XPENDING", fmt.Sprintln(pending.Count, pending.Lower, pending.Higher, pending.Consumers), "2 1-1 2-1 map[alice:2]\n")
+		ext, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "s", Group: "g", Start: "-", End: "+", Count: 10}).Result()
+		check("XPENDING extended", err)
+		if len(ext) != 2 || ext[0].Consumer != "alice" || ext[0].RetryCount != 1 {
+			t.Errorf("XPENDING extended = %v", ext)
+		}
+		claimed, err := rdb.XClaim(ctx, &redis.XClaimArgs{Stream: "s", Group: "g", Consumer: "bob", Messages: []string{"1-1"}}).Result()
+		check("XCLAIM", err)
+		if len(claimed) != 1 || claimed[0].ID != "1-1" || claimed[0].Values["n"] != "1" {
+			t.Errorf("XCLAIM = %v", claimed)
+		}
+		ids, err := rdb.XClaimJustID(ctx, &redis.XClaimArgs{Stream: "s", Group: "g", Consumer: "bob", Messages: []string{"2-1", "9-9"}}).Result()
+		check("XCLAIM JUSTID", err)
+		eq("XCLAIM JUSTID", ids, []string{"2-1"})
+		msgs, start, err := rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: "s", Group: "g", Consumer: "carol", Start: "0", Count: 1}).Result()
+		check("XAUTOCLAIM", err)
+		if len(msgs) != 1 || msgs[0].ID != "1-1" || start != "2-1" {
+			t.Errorf("XAUTOCLAIM = %v, cursor %q", msgs, start)
+		}
+		eq("XACK", rdb.XAck(ctx, "s", "g", "1-1", "2-1", "7-7").Val(), 2)
+		eq("CREATECONSUMER", rdb.XGroupCreateConsumer(ctx, "s", "g", "dave").Val(), 1)
+		groups, err := rdb.XInfoGroups(ctx, "s").Result()
+		check("XINFO GROUPS", err)
+		if len(groups) != 1 || groups[0].Name != "g" || groups[0].Consumers != 4 || groups[0].Pending != 0 ||
+			groups[0].LastDeliveredID != "2-1" || groups[0].EntriesRead != 2 || groups[0].Lag != 1 {
+			t.Errorf("XINFO GROUPS = %+v", groups)
+		}
+		consumers, err := rdb.XInfoConsumers(ctx, "s", "g").Result()
+		check("XINFO CONSUMERS", err)
+		if len(consumers) != 4 || consumers[0].Name != "alice" || consumers[3].Name != "dave" {
+			t.Errorf("XINFO CONSUMERS = %+v", consumers)
+		}
+		eq("DELCONSUMER", rdb.XGroupDelConsumer(ctx, "s", "g", "dave").Val(), 0)
+		info, err := rdb.XInfoStream(ctx, "s").Result()
+		check("XINFO STREAM", err)
+		if info.Length != 3 || info.Groups != 1 || info.FirstEntry.ID != "1-1" || info.LastEntry.ID != "3-1" || info.EntriesAdded != 3 {
+			t.Errorf("XINFO STREAM = %+v", info)
+		}
+		_, err = rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "erin", Streams: []string{"s", ">"}}).Result()
+		check("XREADGROUP the rest", err)
+		full, err := rdb.XInfoStreamFull(ctx, "s", 0).Result()
+		check("XINFO STREAM FULL", err)
+		if len(full.Groups) != 1 || len(full.Groups[0].Pending) != 1 || full.Groups[0].Pending[0].Consumer != "erin" ||
+			len(full.Groups[0].Consumers) != 4 || len(full.Entries) != 3 {
+			t.Errorf("XINFO STREAM FULL = %+v", full)
+		}
+		check("SETID", rdb.XGroupSetID(ctx, "s", "g", "0").Err())
+		eq("DESTROY", rdb.XGroupDestroy(ctx, "s", "g").Val(), 1)
+		if err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "x", Streams: []string{"s", ">"}}).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOGROUP") {
+			t.Errorf("XREADGROUP of a destroyed group: %v", err)
+		}
+	})
+}

@@ -501,6 +501,9 @@ func (h *Handler) dispatch(cl *client, args [][]byte) {
 	default:
 		cmd.fn(h, cl, args)
 	}
+	if cmd.logged && h.blocking.groupReaders.Load() != 0 && replyStart <= len(cl.out) {
+		h.signalGroupReaders(cl, cmd, args, cl.out[replyStart:]) // a deleted key answers its XREADGROUPs
+	}
 	if st := cl.stats; len(st.ready) > 0 {
 		h.serveReady(st)
 	}

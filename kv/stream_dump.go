@@ -48,13 +48,54 @@ func streamOf(v *rdb.Stream) (*store.Stream, error) {
 	return s, nil
 }
 
-// streamGroupsValue describes s's consumer groups (none yet).
-func streamGroupsValue(*store.Stream) []rdb.StreamGroup { return nil }
+// streamGroupsValue describes s's consumer groups, in Redis's order (by
+// name; each consumer's pending IDs ascending). The names are s's memory.
+func streamGroupsValue(s *store.Stream) []rdb.StreamGroup {
+	var gs []rdb.StreamGroup
+	for _, g := range s.Groups() {
+		pel := g.Pending()
+		v := rdb.StreamGroup{Name: g.Name(), LastID: toRDBID(g.LastID), EntriesRead: g.EntriesRead,
+			PEL: make([]rdb.StreamPending, len(pel))}
+		for i, p := range pel {
+			v.PEL[i] = rdb.StreamPending{ID: toRDBID(p.ID), DeliveryTime: p.DeliveryTime, DeliveryCount: p.DeliveryCount}
+		}
+		for _, c := range g.Consumers() {
+			rc := rdb.StreamConsumer{Name: c.Name, SeenTime: c.SeenTime, PEL: make([]rdb.StreamID, 0, c.Pending)}
+			for _, p := range pel {
+				if p.Consumer == int32(c.Index) {
+					rc.PEL = append(rc.PEL, toRDBID(p.ID))
+				}
+			}
+			v.Consumers = append(v.Consumers, rc)
+		}
+		gs = append(gs, v)
+	}
+	return gs
+}
 
-// loadStreamGroups adds v's consumer groups to s.
-func loadStreamGroups(_ *store.Stream, v *rdb.Stream) error {
-	if len(v.Groups) > 0 {
-		return errors.New("stream consumer groups are not loaded yet")
+// loadStreamGroups adds v's consumer groups to s; a STREAM_LISTPACKS value
+// (Redis 5 and 6) has no entries-read: each group's is estimated from its
+// last ID, as Redis's loader does.
+func loadStreamGroups(s *store.Stream, v *rdb.Stream) error {
+	for _, g := range v.Groups {
+		pel := make([]store.PendingEntry, len(g.PEL))
+		for i, p := range g.PEL {
+			pel[i] = store.PendingEntry{ID: fromRDBID(p.ID), DeliveryTime: p.DeliveryTime, DeliveryCount: p.DeliveryCount}
+		}
+		cs := make([]store.StreamConsumerData, len(g.Consumers))
+		for i, c := range g.Consumers {
+			cs[i] = store.StreamConsumerData{Name: c.Name, SeenTime: c.SeenTime, PEL: make([]store.StreamID, len(c.PEL))}
+			for j, id := range c.PEL {
+				cs[i].PEL[j] = fromRDBID(id)
+			}
+		}
+		entriesRead := g.EntriesRead
+		if v.V1 {
+			entriesRead = s.EstimateDistance(fromRDBID(g.LastID))
+		}
+		if err := s.LoadGroup(g.Name, fromRDBID(g.LastID), entriesRead, pel, cs); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -163,5 +163,30 @@ func appendRewriteStream(dst, key []byte, o store.Object) []byte {
 }
 
 // appendRewriteGroups appends the commands that rebuild s's consumer
-// groups (none yet).
-func appendRewriteGroups(dst, _ []byte, _ *store.Stream) []byte { return dst }
+// groups, as Redis's rewriteStreamObject: XGROUP CREATE with the last ID
+// and entries read, then per consumer (by name) an XCLAIM ... JUSTID FORCE
+// per pending entry, or XGROUP CREATECONSUMER if it has none.
+func appendRewriteGroups(dst, key []byte, s *store.Stream) []byte {
+	var idb, nb, cb [48]byte
+	for _, g := range s.Groups() {
+		dst = aof.AppendCommand(dst, []byte("XGROUP"), []byte("CREATE"), key, g.Name(), g.LastID.AppendTo(idb[:0]),
+			[]byte("ENTRIESREAD"), strconv.AppendInt(nb[:0], g.EntriesRead, 10))
+		pel := g.Pending()
+		for _, c := range g.Consumers() {
+			if c.Pending == 0 {
+				dst = aof.AppendCommand(dst, []byte("XGROUP"), []byte("CREATECONSUMER"), key, g.Name(), c.Name)
+				continue
+			}
+			for i := range pel {
+				p := &pel[i]
+				if p.Consumer != int32(c.Index) {
+					continue
+				}
+				dst = aof.AppendCommand(dst, []byte("XCLAIM"), key, g.Name(), c.Name, []byte("0"), p.ID.AppendTo(idb[:0]),
+					[]byte("TIME"), strconv.AppendInt(nb[:0], p.DeliveryTime, 10),
+					[]byte("RETRYCOUNT"), strconv.AppendUint(cb[:0], p.DeliveryCount, 10), []byte("JUSTID"), []byte("FORCE"))
+			}
+		}
+	}
+	return dst
+}

@@ -83,7 +83,8 @@ func parseXRead(cl *client, args [][]byte, group bool) (a xreadArgs, errText str
 			a.streamsArg = i + 1
 			n := len(args) - a.streamsArg
 			if n%2 != 0 {
-				return a, "ERR Unbalanced " + xreadName(group) + " list of streams: for each stream key an ID or '$' must be specified."
+				// "XREAD" for XREADGROUP too, as Redis 7.0 words it.
+				return a, "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
 			}
 			a.n = n / 2
 			i = len(args)
@@ -109,13 +110,6 @@ func parseXRead(cl *client, args [][]byte, group bool) (a xreadArgs, errText str
 		return a, "ERR Missing GROUP option for XREADGROUP"
 	}
 	return a, ""
-}
-
-func xreadName(group bool) string {
-	if group {
-		return "XREADGROUP"
-	}
-	return "XREAD"
 }
 
 // cmdXRead: XREAD [COUNT n] [BLOCK ms] STREAMS key... id...

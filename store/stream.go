@@ -25,7 +25,8 @@ type Stream struct {
 	maxDeleted   StreamID
 	entriesAdded uint64
 	size         int64
-	groups       []*StreamGroup
+	groups       []*StreamGroup // by name
+	groupBytes   int64          // the groups' size (stream_group.go)
 }
 
 type streamNode struct {
@@ -121,7 +122,7 @@ func (s *Stream) Len() int { return int(min(s.length, 1<<62)) + 1 }
 func (s *Stream) Entries() uint64 { return s.length }
 
 // Size implements Object.
-func (s *Stream) Size() int64 { return s.size + s.groupsSize() }
+func (s *Stream) Size() int64 { return s.size + s.groupBytes }
 
 // Encoding implements Object.
 func (s *Stream) Encoding() string { return "stream" }
@@ -138,6 +139,7 @@ func (s *Stream) Clone() Object {
 		c.groups[i] = g.clone()
 	}
 	c.resize()
+	c.groupBytes = c.groupsSize()
 	return &c
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Streams to and from their serialized form (RDB files, DUMP payloads):
@@ -161,4 +162,63 @@ func checkStreamNode(master StreamID, lp []byte, prev StreamID, seen bool) (live
 		return 0, last, errStreamNode
 	}
 	return uint64(nLive), last, nil
+}
+
+// StreamConsumerData is a consumer as serialized: its name, seen time and
+// the IDs of its pending entries.
+type StreamConsumerData struct {
+	Name     []byte
+	SeenTime int64
+	PEL      []StreamID
+}
+
+// LoadGroup adds a group as serialized (RDB, DUMP) and refuses a payload
+// Redis would refuse or could not serve: a duplicate group, pending entry
+// or consumer, a consumer's pending ID missing from the group's PEL, and
+// (as Redis's deep check) a pending entry that no consumer owns or that
+// two do. Consumer's PEL entries take DeliveryTime and DeliveryCount from
+// pel; their Consumer fields are ignored.
+func (s *Stream) LoadGroup(name []byte, last StreamID, entriesRead int64, pel []PendingEntry, consumers []StreamConsumerData) error {
+	if entriesRead < SCGInvalidEntriesRead {
+		return fmt.Errorf("consumer group %q: entries read %d", name, entriesRead)
+	}
+	sorted := slices.Clone(pel)
+	slices.SortFunc(sorted, func(a, b PendingEntry) int { return a.ID.Compare(b.ID) })
+	for i := range sorted {
+		if i > 0 && sorted[i].ID == sorted[i-1].ID {
+			return fmt.Errorf("consumer group %q: pending entry %v twice", name, sorted[i].ID)
+		}
+		sorted[i].Consumer = -1
+	}
+	g, ok := s.CreateGroup(name, last, entriesRead)
+	if !ok {
+		return fmt.Errorf("consumer group %q twice", name)
+	}
+	fail := func(err error) error {
+		s.DestroyGroup(name)
+		return err
+	}
+	s.change(g, func() { g.pel = sorted })
+	for _, c := range consumers {
+		idx, created := s.CreateConsumer(g, c.Name, c.SeenTime)
+		if !created {
+			return fail(fmt.Errorf("consumer group %q: consumer %q twice", name, c.Name))
+		}
+		for _, id := range c.PEL {
+			i, found := g.FindPending(id)
+			if !found {
+				return fail(fmt.Errorf("consumer group %q: consumer %q's pending %v is not in the group's", name, c.Name, id))
+			}
+			if g.pel[i].Consumer >= 0 {
+				return fail(fmt.Errorf("consumer group %q: pending entry %v owned twice", name, id))
+			}
+			g.Claim(i, idx)
+		}
+	}
+	for _, p := range g.pel {
+		if p.Consumer < 0 {
+			return fail(fmt.Errorf("consumer group %q: pending entry %v has no consumer", name, p.ID))
+		}
+	}
+	return nil
 }
