@@ -14,6 +14,12 @@ func (s *State) cronLoop() {
 		select {
 		case <-s.stop:
 			return
+		case <-s.kicks:
+			s.mu.Lock()
+			s.beforeSleep()
+			s.afterChange()
+			s.mu.Unlock()
+			continue
 		case <-t.C:
 		}
 		iteration++
@@ -81,6 +87,10 @@ func (s *State) cron(iteration uint64) {
 			s.sendPing(n.link, msgPing)
 			continue
 		}
+		if s.manual.end != 0 && s.myself.isPrimary() && s.manual.replica == n && n.link != nil {
+			s.sendPing(n.link, msgPing) // the paused offset, at once
+			continue
+		}
 		if n.pingSent == 0 {
 			continue
 		}
@@ -89,6 +99,12 @@ func (s *State) cron(iteration uint64) {
 			n.flags |= flagPFail
 			s.routesDirty = true
 		}
+	}
+	s.followIfNeeded()
+	s.manualFailoverCheckTimeout()
+	if s.myself.isReplica() {
+		s.handleManualFailover()
+		s.handleReplicaFailover()
 	}
 	s.updateState()
 }

@@ -139,7 +139,9 @@ func (l *outLink) run(addr string, timeout time.Duration) {
 		s.mu.Lock()
 		ok := s.handle(l, msg)
 		s.afterChange()
+		deliveries := s.takeDeliveries()
 		s.mu.Unlock()
+		s.deliver(deliveries)
 		if !ok {
 			return
 		}
@@ -254,7 +256,9 @@ func (h busHandler) OnTraffic(c *eventloop.Conn, in []byte) int {
 	s.mu.Lock()
 	defer func() {
 		s.afterChange()
+		deliveries := s.takeDeliveries()
 		s.mu.Unlock()
+		s.deliver(deliveries)
 		if len(l.out) > 0 {
 			c.Write(l.out)
 			l.out = l.out[:0]

@@ -64,9 +64,16 @@ const (
 	offMFlags       = offState + 1
 )
 
-// mflag0ExtData says a PING, PONG or MEET carries extensions
-// (CLUSTERMSG_FLAG0_EXT_DATA).
-const mflag0ExtData = 1 << 2
+// Flags of a message's mflags[0] (CLUSTERMSG_FLAG0_*): PAUSED, a
+// primary in a manual failover that holds its writes (its offset is the
+// one its replica must reach); FORCEACK, a FAILOVER_AUTH_REQUEST of a
+// manual failover, to be granted though the primary is up; EXT_DATA, a
+// PING, PONG or MEET carries extensions.
+const (
+	mflag0Paused   = 1 << 0
+	mflag0ForceAck = 1 << 1
+	mflag0ExtData  = 1 << 2
+)
 
 // Node flags as the bus carries them (CLUSTER_NODE_*).
 const (
@@ -123,6 +130,8 @@ type message struct {
 	about       string
 	updateEpoch uint64
 	updateSlots [Slots / 8]byte
+	channel     []byte // PUBLISH and PUBLISHSHARD: slices of the message
+	payload     []byte
 }
 
 var (
@@ -191,6 +200,19 @@ func decode(b []byte) (*message, error) {
 			return nil, fmt.Errorf("FAIL message of %d bytes, want %d", len(b), headerLen+failLen)
 		}
 		m.about = string(body[:nameLen])
+	case msgPublish, msgPublishShard:
+		if len(body) < 8 {
+			return nil, fmt.Errorf("%s message of %d bytes, shorter than its lengths", msgTypeNames[h.typ], len(b))
+		}
+		clen, mlen := uint64(be.Uint32(body)), uint64(be.Uint32(body[4:]))
+		if uint64(len(body)) != 8+clen+mlen {
+			return nil, fmt.Errorf("%s message of %d bytes, want %d for a channel of %d and a message of %d", msgTypeNames[h.typ], len(b), uint64(headerLen)+8+clen+mlen, clen, mlen)
+		}
+		m.channel, m.payload = body[8:8+clen], body[8+clen:]
+	case msgFailoverAuthRequest, msgFailoverAuthAck, msgMFStart:
+		if len(body) != 0 {
+			return nil, fmt.Errorf("%s message of %d bytes, want %d", msgTypeNames[h.typ], len(b), headerLen)
+		}
 	case msgUpdate:
 		if len(body) != updateLen {
 			return nil, fmt.Errorf("UPDATE message of %d bytes, want %d", len(b), headerLen+updateLen)

@@ -107,3 +107,43 @@ func FuzzDecode(f *testing.F) {
 		_, _ = decode(b[:n])
 	})
 }
+
+// TestPublishAndHeaderOnlyMessages: a PUBLISH decodes to its channel and
+// message; one whose lengths do not add up to its size, and an auth
+// request, ACK or MFSTART with a body, are refused as Redis refuses them.
+func TestPublishAndHeaderOnlyMessages(t *testing.T) {
+	publish := func(channel, msg string, extra int) []byte {
+		b := appendHeader(nil, &header{typ: msgPublish, sender: strings.Repeat("a", 40)})
+		var lens [8]byte
+		binary.BigEndian.PutUint32(lens[:], uint32(len(channel)))
+		binary.BigEndian.PutUint32(lens[4:], uint32(len(msg)))
+		b = append(append(append(b, lens[:]...), channel...), msg...)
+		b = append(b, make([]byte, extra)...)
+		putTotlen(b, 0)
+		return b
+	}
+	m, err := decode(publish("news", "hello", 0))
+	if err != nil || string(m.channel) != "news" || string(m.payload) != "hello" {
+		t.Fatalf("PUBLISH decoded to %q %q, %v", m.channel, m.payload, err)
+	}
+	if _, err := decode(publish("news", "hello", 3)); err == nil {
+		t.Error("a PUBLISH longer than its lengths was accepted")
+	}
+	b := publish("news", "hello", 0)
+	binary.BigEndian.PutUint32(b[headerLen:], 1<<31)
+	if _, err := decode(b); err == nil {
+		t.Error("a PUBLISH claiming a 2 GB channel was accepted")
+	}
+	for _, typ := range []uint16{msgFailoverAuthRequest, msgFailoverAuthAck, msgMFStart} {
+		b := appendHeader(nil, &header{typ: typ})
+		putTotlen(b, 0)
+		if _, err := decode(b); err != nil {
+			t.Errorf("%s: %v", msgTypeNames[typ], err)
+		}
+		b = append(b, 0)
+		putTotlen(b, 0)
+		if _, err := decode(b); err == nil {
+			t.Errorf("%s with a body was accepted", msgTypeNames[typ])
+		}
+	}
+}

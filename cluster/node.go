@@ -31,6 +31,7 @@ type node struct {
 	failTime     int64 // ms: when it was marked FAIL
 	failReports  map[*node]int64
 	replOffset   uint64
+	votedTime    int64 // ms: when this node last voted for a replica of it
 
 	link         *outLink // the link we ping on, nil while disconnected
 	inbound      *inLink  // the link it pings us on, if known

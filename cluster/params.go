@@ -33,6 +33,12 @@ func (s *State) OwnParams(t *config.Table) {
 			},
 		})
 	}
+	t.Own("cluster-replica-validity-factor", config.Owner{
+		Get: func() string { return strconv.FormatInt(s.validityFactor.Load(), 10) },
+		Set: func(v string) { n, _ := strconv.ParseInt(v, 10, 64); s.validityFactor.Store(n) },
+	})
+	yesNo("cluster-replica-no-failover", &s.replicaNoFailover, false)
+	yesNo("cluster-allow-replica-migration", &s.allowMigration, false)
 	yesNo("cluster-require-full-coverage", &s.requireFullCoverage, false)
 	yesNo("cluster-allow-reads-when-down", &s.allowReadsWhenDown, true)
 	text := func(name string, p interface {

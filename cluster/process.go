@@ -27,6 +27,7 @@ func (s *State) handle(l link, b []byte) bool {
 			s.saveNeeded, s.routesDirty = true, true
 		}
 		sender.replOffset = m.offset
+		s.pausedOffset(sender, m)
 	}
 	switch m.typ {
 	case msgPing, msgPong, msgMeet:
@@ -58,10 +59,25 @@ func (s *State) handle(l link, b []byte) bool {
 		n.configEpoch = m.updateEpoch
 		s.saveNeeded = true
 		s.updateSlotsWith(n, m.updateEpoch, &m.updateSlots)
-	case msgPublish, msgPublishShard, msgFailoverAuthRequest, msgFailoverAuthAck, msgMFStart, msgModule:
-		// Not served yet: pub/sub across nodes and failover elections
-		// (README, Known gaps). Accepted and counted, as a node without
-		// subscribers or replicas would.
+	case msgFailoverAuthRequest:
+		if sender != nil {
+			s.voteIfNeeded(sender, m)
+		}
+	case msgFailoverAuthAck:
+		if sender != nil {
+			s.countVote(sender, m)
+		}
+	case msgMFStart:
+		if sender != nil {
+			s.startManualFailover(sender)
+		}
+	case msgPublish, msgPublishShard:
+		if sender != nil {
+			s.queueDelivery(m)
+		}
+	case msgModule:
+		// No modules: accepted and counted, as a node without the
+		// module would.
 	default:
 		s.logger.Warn("cluster bus: received unknown packet type", "type", m.typ)
 	}
@@ -251,10 +267,12 @@ func (s *State) updateSlotsWith(sender *node, epoch uint64, slots *[Slots / 8]by
 	}
 	var dirtySlots []int
 	var newPrimary *node
+	senderSlots, migratedOurs := 0, 0
 	for j := range Slots {
 		if !bitSet(slots, j) {
 			continue
 		}
+		senderSlots++
 		owner := s.slots[j]
 		if owner == sender || s.importing[j] != nil {
 			continue
@@ -265,6 +283,7 @@ func (s *State) updateSlotsWith(sender *node, epoch uint64, slots *[Slots / 8]by
 			}
 			if owner == cur {
 				newPrimary = sender
+				migratedOurs++
 			}
 			s.delSlot(j)
 			s.addSlot(sender, j)
@@ -272,11 +291,19 @@ func (s *State) updateSlotsWith(sender *node, epoch uint64, slots *[Slots / 8]by
 		}
 	}
 	s.updateState()
-	if newPrimary != nil && cur.numSlots == 0 && cur == s.myself {
-		s.logger.Warn("configuration change detected: this primary lost its last slot; it stays a primary without slots (replica migration is not implemented)", "to", newPrimary.name)
-	}
-	for _, j := range dirtySlots {
-		s.data.DeleteKeysInSlot(j)
+	switch me := s.myself; {
+	case newPrimary != nil && cur.numSlots == 0 && (s.allowMigration.Load() || senderSlots == migratedOurs):
+		s.logger.Warn("configuration change detected: reconfiguring myself as a replica", "of", sender.name)
+		s.setMyPrimary(sender)
+		s.updateState()
+	case me.primary != nil && me.primary.primary != nil && me.primary.primary != me:
+		s.logger.Warn("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster", "of", me.primary.primary.name)
+		s.setMyPrimary(me.primary.primary)
+		s.updateState()
+	case s.data != nil:
+		for _, j := range dirtySlots {
+			s.data.DeleteKeysInSlot(j)
+		}
 	}
 }
 

@@ -31,6 +31,9 @@ func (s *State) header(typ uint16) *header {
 	if me.primary != nil {
 		h.slaveOf = me.primary.name
 	}
+	if me.isPrimary() && s.manual.end != 0 && s.writesHeld.Load() {
+		h.mflags[0] |= mflag0Paused
+	}
 	return h
 }
 

@@ -29,6 +29,36 @@ type Data interface {
 	DeleteKeysInSlot(slot int)
 	// ReplOffset is the replication offset PINGs carry.
 	ReplOffset() uint64
+	// ReplicaLink describes the link to the primary this node
+	// replicates, for the election's checks.
+	ReplicaLink() ReplicaLink
+	// Promote makes the node a primary at the replication level, keeping
+	// its data and continuing its history (REPLICAOF NO ONE), when it
+	// won an election or took over.
+	Promote()
+	// Follow makes the node a replica of ip:port (REPLICAOF ip port),
+	// when it lost its slots to that node or restarted as a replica.
+	Follow(ip string, port int)
+	// Deliver hands a message published on another node to this node's
+	// subscribers of channel (and, unless shard, of the patterns it
+	// matches).
+	Deliver(channel, payload []byte, shard bool)
+	// HoldWrites holds (on) or releases the clients' writes, for a
+	// manual failover of this primary; when it returns with on, no write
+	// runs any more and ReplOffset is final.
+	HoldWrites(on bool)
+}
+
+// ReplicaLink is the state of a replica's link to its primary.
+type ReplicaLink struct {
+	// Following is true while the node replicates a primary (it has a
+	// replicaof address, connected or not).
+	Following bool
+	// DataAge is how many milliseconds ago the primary was last heard
+	// from while connected, or since the link went down.
+	DataAge int64
+	// PingPeriod is repl-ping-replica-period in milliseconds.
+	PingPeriod int64
 }
 
 // SetData connects the keyspace; call it before Start.
@@ -79,6 +109,12 @@ type State struct {
 	announcePort        atomic.Int64
 	announceBusPort     atomic.Int64
 	announceHostname    atomic.Pointer[string]
+	validityFactor      atomic.Int64
+	replicaNoFailover   atomic.Bool
+	allowMigration      atomic.Bool
+	// writesHeld is true while this primary holds its writes for a
+	// replica's manual failover (read by kv without the lock).
+	writesHeld atomic.Bool
 
 	mu            sync.Mutex
 	data          Data
@@ -101,6 +137,12 @@ type State struct {
 	saveNeeded    bool
 	routesDirty   bool
 	inLinks       map[*inLink]struct{}
+	election      election       // failover.go
+	manual        manualFailover // manual.go
+	promoting     bool           // a promotion runs on the worker
+	work          worker         // worker.go
+	kicks         chan struct{}  // buffered, 1: run beforeSleep now
+	deliveries    []delivery     // pubsub.go
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -129,10 +171,15 @@ func New(o Options) (*State, error) {
 		inLinks:   make(map[*inLink]struct{}),
 		state:     stateFail,
 		stop:      make(chan struct{}),
+		kicks:     make(chan struct{}, 1),
 		done:      make(chan struct{}),
 	}
 	s.nodeTimeout.Store(15000)
 	s.requireFullCoverage.Store(true)
+	s.validityFactor.Store(10)
+	s.allowMigration.Store(true)
+	s.manual.primaryOffset = -1
+	s.work.init()
 	empty := ""
 	s.announceIP.Store(&empty)
 	s.announceHostname.Store(&empty)
@@ -161,6 +208,7 @@ func New(o Options) (*State, error) {
 // Close.
 func (s *State) Start() {
 	go s.cronLoop()
+	go s.work.run(s.stop)
 }
 
 // Close stops the cron and closes every link.

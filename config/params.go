@@ -154,9 +154,10 @@ func Params() []Param {
 		{Name: "cluster-announce-hostname", Kind: Text(nil), Default: "", RunTime: true, Usage: "hostname this node gives other nodes in the bus's hostname extension, shown by CLUSTER NODES and SHARDS (empty: none)"},
 		{Name: "cluster-require-full-coverage", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: the cluster answers -CLUSTERDOWN while a slot is unassigned or its owner failed"},
 		{Name: "cluster-allow-reads-when-down", Kind: YesNo, Default: "no", RunTime: true, Usage: "yes: a node of a failed cluster still serves reads of its slots"},
-		{Name: "cluster-replica-validity-factor", Aliases: []string{"cluster-slave-validity-factor"}, Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "inert for now: replicas do not run failover elections yet (README, Known gaps)"},
+		{Name: "cluster-replica-validity-factor", Aliases: []string{"cluster-slave-validity-factor"}, Kind: Int(0, math.MaxInt32), Default: "10", RunTime: true, Usage: "a replica whose primary failed runs no election when it last heard from it more than node-timeout * this + repl-ping-replica-period ago (0: always runs one)"},
+		{Name: "cluster-replica-no-failover", Aliases: []string{"cluster-slave-no-failover"}, Kind: YesNo, Default: "no", RunTime: true, Usage: "yes: this replica never runs an election when its primary fails (CLUSTER FAILOVER still works)"},
 		{Name: "cluster-migration-barrier", Kind: Int(0, math.MaxInt32), Default: "1", RunTime: true, Usage: "inert for now: replicas do not migrate to orphaned primaries yet (README, Known gaps)"},
-		{Name: "cluster-allow-replica-migration", Kind: YesNo, Default: "yes", RunTime: true, Usage: "inert for now: replicas do not migrate, and a primary that loses its last slot stays a primary (README, Known gaps)"},
+		{Name: "cluster-allow-replica-migration", Kind: YesNo, Default: "yes", RunTime: true, Usage: "yes: a primary that loses its last slot to another becomes its replica (no: only when that node took exactly its slots); replicas do not migrate to orphaned primaries yet (README, Known gaps)"},
 	}
 	return append(params, inertParams()...)
 }

@@ -168,7 +168,12 @@ func (q *slotQuery) verdict(cl *client, cmd *command, write, asking bool) string
 	case q.first == nil:
 		return ""
 	}
-	if !r.OK {
+	// Sharded pub/sub is served while the cluster is down (Redis's
+	// cluster-allow-pubsubshard-when-down, yes by default) and on a
+	// replica of the slot's primary without READONLY, as Redis's
+	// getNodeByQuery does.
+	shardPubsub := cmd.name == "ssubscribe" || cmd.name == "sunsubscribe" || cmd.name == "spublish"
+	if !r.OK && !shardPubsub {
 		switch {
 		case !r.AllowReadsWhenDown:
 			return errClusterDown
@@ -179,19 +184,19 @@ func (q *slotQuery) verdict(cl *client, cmd *command, write, asking bool) string
 	if q.open && cmd.name == "migrate" {
 		return ""
 	}
-	if r.Migrating[q.slot] != nil && q.owner == r.Myself && q.missing > 0 {
+	if r.Migrating[q.slot] != nil && q.owner == r.Myself && q.missing > 0 && !shardPubsub {
 		if q.existing > 0 {
 			return errTryAgain
 		}
 		return "ASK " + strconv.Itoa(q.slot) + " " + r.Migrating[q.slot].Addr
 	}
-	if r.Importing[q.slot] != nil && (asking || hasWord(cmd.flags, "asking")) {
+	if r.Importing[q.slot] != nil && (asking || hasWord(cmd.flags, "asking")) && !shardPubsub {
 		if q.multiKeys && q.missing > 0 {
 			return errTryAgain
 		}
 		return ""
 	}
-	if cl.clusterFlags&clusterReadOnly != 0 && !write && r.MyPrimary != nil && r.MyPrimary == q.owner {
+	if (cl.clusterFlags&clusterReadOnly != 0 || shardPubsub) && !write && r.MyPrimary != nil && r.MyPrimary == q.owner {
 		return ""
 	}
 	if q.owner != r.Myself {

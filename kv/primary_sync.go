@@ -262,8 +262,9 @@ func (h *Handler) pingReplicas(now time.Time) {
 		// its backlog, as Redis's replicas do.
 		return
 	}
-	// A PING would move the offset a failover waits for its replica to reach.
-	if len(p.replicas) > 0 && now.Sub(p.lastPing) >= period && h.failover.state.Load() == failoverNone {
+	// A PING would move the offset a failover (or a cluster's manual
+	// failover) waits for its replica to reach.
+	if len(p.replicas) > 0 && now.Sub(p.lastPing) >= period && h.failover.state.Load() == failoverNone && !h.clusterHoldsWrites() {
 		p.lastPing = now
 		p.appendLocked(h, pingRecord)
 	}

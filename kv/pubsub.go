@@ -422,10 +422,12 @@ func (r *pubsubRegistry) counts() (channels, patterns, shards int) {
 
 func cmdPublish(h *Handler, cl *client, args [][]byte) {
 	cl.writeInt(h.publish(cl, args[1], args[2], false))
+	h.clusterPublish(args[1], args[2], false) // cluster_pubsub.go
 }
 
 func cmdSPublish(h *Handler, cl *client, args [][]byte) {
 	cl.writeInt(h.publish(cl, args[1], args[2], true))
+	h.clusterPublish(args[1], args[2], true)
 }
 
 // publish delivers msg to the subscribers of channel (and, unless shard, of

@@ -87,7 +87,9 @@ func nodeLogs(nodes []*clusterNode) string {
 func cli(t *testing.T, addr string, args ...string) string {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(addr)
-	out, err := exec.Command("redis-cli", append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "redis-cli", append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("redis-cli %v: %v\n%s", args, err, out)
 	}
@@ -359,6 +361,8 @@ func TestClusterCommandRepliesMatchRedis(t *testing.T) {
 		{"CLUSTER", "ADDSLOTSRANGE", "1", "2", "3"},
 		{"CLUSTER", "ADDSLOTSRANGE", "0", "99"},
 		{"CLUSTER", "ADDSLOTS", "50"},
+		{"SPUBLISH", "ch13", "m"}, // slot 80, served though the cluster is down
+		{"GET", "ch13"},
 		{"CLUSTER", "DELSLOTS", "200"},
 		{"CLUSTER", "DELSLOTSRANGE", "90", "99"},
 		{"CLUSTER", "SETSLOT", "5", "MIGRATING", "0000000000000000000000000000000000000000"},
@@ -381,6 +385,10 @@ func TestClusterCommandRepliesMatchRedis(t *testing.T) {
 		{"CLUSTER", "MEET", "127.0.0.1", "7000", "y"},
 		{"CLUSTER", "MEET", "127.0.0.1", "70000"},
 		{"CLUSTER", "RESET", "MEDIUM"},
+		{"CLUSTER", "FAILOVER"},
+		{"CLUSTER", "FAILOVER", "TAKEOVER"},
+		{"CLUSTER", "FAILOVER", "BOGUS"},
+		{"CLUSTER", "FAILOVER", "FORCE", "X"},
 		{"CLUSTER", "FLUSHSLOTS"},
 		{"CLUSTER", "SLOTS"},
 		{"CLUSTER", "BOGUS"},
