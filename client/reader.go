@@ -2,7 +2,12 @@ package client
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
 
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -15,6 +20,12 @@ const (
 	// slabSize is the block Get's values are carved from; values larger than
 	// slabSize/8 get an allocation of their own.
 	slabSize = 16 << 10
+	// pollOutstanding is how many calls must be waiting for replies for the
+	// reader goroutine to poll the socket between yields instead of
+	// parking in the network poller (see pollRead): about the length of a
+	// P's local run queue (256), past which woken callers spill into the
+	// global one.
+	pollOutstanding = 256
 )
 
 // replyReader reads whole replies from a connection, bufio-style: it reads
@@ -23,7 +34,41 @@ type replyReader struct {
 	nc         net.Conn
 	buf        []byte
 	start, end int
+
+	// poll, when set, makes fill try non-blocking reads between yields to
+	// the scheduler before it blocks (see fill). raw and tryRead are set
+	// by newReplyReader when nc is a plain socket; tryRead's results are
+	// left in polled and pollErr.
+	poll    bool
+	raw     syscall.RawConn
+	tryRead func(fd uintptr) bool
+	polled  int
+	pollErr error
+	polls   uint64 // times fill polled (for tests)
 }
+
+func newReplyReader(nc net.Conn) *replyReader {
+	rr := &replyReader{nc: nc, buf: make([]byte, readBufSize)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			rr.raw = raw
+			rr.tryRead = rr.readNow // one closure per connection, not per read
+		}
+	}
+	return rr
+}
+
+// readNow is a RawConn.Read callback: one read(2) into the free part of
+// the buffer, done whether or not there was anything to read.
+func (rr *replyReader) readNow(fd uintptr) bool {
+	rr.polled, rr.pollErr = syscall.Read(int(fd), rr.buf[rr.end:])
+	return true
+}
+
+// yieldedLong is how long a runtime.Gosched must take for the reader to
+// conclude that other goroutines are queued to run, and so that Go's
+// scheduler will not look at the network soon.
+const yieldedLong = 20 * time.Microsecond
 
 // next returns the next complete reply: the header of its first element
 // and the raw bytes of the whole reply, nested elements and attributes
@@ -68,12 +113,53 @@ func (rr *replyReader) fill() error {
 		copy(grown, rr.buf[:rr.end])
 		rr.buf = grown
 	}
+	if rr.poll && rr.raw != nil {
+		if got, err := rr.pollRead(); got || err != nil {
+			return err
+		}
+	}
 	n, err := rr.nc.Read(rr.buf[rr.end:])
 	rr.end += n
 	if n > 0 {
 		return nil
 	}
 	return err
+}
+
+// pollRead reads what the socket has without blocking, and while it has
+// nothing yields to the other goroutines and tries again, as long as
+// there are others to yield to. It reports whether bytes arrived; with
+// neither bytes nor an error the caller blocks in a read.
+//
+// Why: a goroutine blocked in a read is woken by Go's network poller,
+// which the scheduler consults only when it has no goroutine to run, or
+// every 10 ms from sysmon. With thousands of callers taking turns (each
+// reply wakes one, which queues its next call), the run queues never
+// drain, so a reader parked in the poller waited for sysmon's 10 ms while
+// the replies sat in the socket, and every caller with it. Yielding puts
+// the reader on the global run queue, which each P looks at every 61
+// goroutines it runs.
+func (rr *replyReader) pollRead() (got bool, err error) {
+	rr.polls++
+	for {
+		if err := rr.raw.Read(rr.tryRead); err != nil {
+			return false, err
+		}
+		switch n, err := rr.polled, rr.pollErr; {
+		case n > 0:
+			rr.end += n
+			return true, nil
+		case err == nil:
+			return false, io.EOF
+		case err != syscall.EAGAIN && err != syscall.EINTR:
+			return false, os.NewSyscallError("read", err)
+		}
+		t0 := time.Now()
+		runtime.Gosched()
+		if time.Since(t0) < yieldedLong {
+			return false, nil // little else to run: the poller is looked at soon
+		}
+	}
 }
 
 // readerLoop runs as the link's reader goroutine: each time the reader
@@ -109,6 +195,9 @@ func (l *link) readReplies(own *call) bool {
 			// releaseReader keeps the role while unread bytes are buffered.
 			return true
 		}
+		// Only the reader goroutine polls, with enough calls outstanding
+		// for their callers to keep the scheduler's queues full.
+		l.rr.poll = own == nil && l.written.Load()-l.answeredN >= pollOutstanding
 		r, raw, err := l.rr.next()
 		if err != nil {
 			l.fail(err)

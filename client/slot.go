@@ -209,7 +209,7 @@ func (cl *Client) connect() (*link, error) {
 		nc.Close()
 		return nil, err
 	}
-	rr := &replyReader{nc: nc, buf: make([]byte, readBufSize)}
+	rr := newReplyReader(nc)
 	for _, c := range cmds {
 		r, _, err := rr.next()
 		if err != nil {
