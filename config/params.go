@@ -39,16 +39,26 @@ func Params() []Param {
 		{Name: "shutdown-timeout", Kind: Duration(time.Millisecond), Default: "30s", Usage: "how long SIGTERM waits for replies to drain"},
 		{Name: "pprof-addr", Kind: Text(nil), Default: "", Usage: "serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (empty: off)"},
 
-		// TLS, as redis-server configures it (cmd/shoal/tls.go).
+		// TLS, as redis-server configures it (cmd/shoal/tls.go builds the
+		// server's config and rebuilds it on CONFIG SET, as Redis's
+		// applyTlsCfg; config.TLSClientConfig is the one Shoal dials out with).
 		{Name: "tls-port", Kind: Int(0, 65535), Default: "0", Usage: "TCP port on --bind that serves RESP over TLS (0: off; with --port 0, the only one)"},
 		{Name: "tls-cert-file", Kind: Text(nil), Default: "", RunTime: true, Usage: "PEM certificate (chain) of the TLS port; CONFIG SET reloads it"},
-		{Name: "tls-key-file", Kind: Text(nil), Default: "", RunTime: true, Usage: "PEM private key of tls-cert-file, unencrypted; CONFIG SET reloads it"},
-		{Name: "tls-ca-cert-file", Kind: Text(nil), Default: "", Usage: "PEM CA certificates that sign the clients' certificates"},
-		{Name: "tls-ca-cert-dir", Kind: Text(nil), Default: "", Usage: "a directory of PEM CA certificates that sign the clients' certificates"},
-		{Name: "tls-auth-clients", Kind: Enum("yes", "no", "optional"), Default: "yes", Usage: "clients must present a certificate the CAs signed (yes), may (optional), or are not asked (no)"},
-		{Name: "tls-protocols", Kind: Text(nil), Default: "", Usage: "TLS versions, e.g. \"TLSv1.2 TLSv1.3\" (empty: those two)"},
-		{Name: "tls-ciphers", Kind: Text(nil), Default: "", Usage: "TLS 1.2 cipher suites, colon-separated OpenSSL or IANA names, e.g. ECDHE-RSA-AES128-GCM-SHA256 (empty: Go's defaults; TLS 1.3's are Go's)"},
-		{Name: "tls-session-caching", Kind: YesNo, Default: "yes", Usage: "resume TLS sessions with tickets (no: a full handshake each connection)"},
+		{Name: "tls-key-file", Kind: Text(nil), Default: "", RunTime: true, Usage: "PEM private key of tls-cert-file; CONFIG SET reloads it"},
+		{Name: "tls-key-file-pass", Kind: Text(nil), Default: "", RunTime: true, Usage: "passphrase of tls-key-file if it is encrypted (PKCS#8 PBES2, as OpenSSL writes it, or the older PEM form)"},
+		{Name: "tls-client-cert-file", Kind: Text(nil), Default: "", RunTime: true, Usage: "PEM certificate Shoal presents when it connects out over TLS (empty: tls-cert-file's)"},
+		{Name: "tls-client-key-file", Kind: Text(nil), Default: "", RunTime: true, Usage: "PEM private key of tls-client-cert-file"},
+		{Name: "tls-client-key-file-pass", Kind: Text(nil), Default: "", RunTime: true, Usage: "passphrase of tls-client-key-file if it is encrypted"},
+		{Name: "tls-ca-cert-file", Kind: Text(nil), Default: "", RunTime: true, Usage: "PEM CA certificates that sign the clients' certificates (and the peers' Shoal connects to)"},
+		{Name: "tls-ca-cert-dir", Kind: Text(nil), Default: "", RunTime: true, Usage: "a directory of PEM CA certificates, as tls-ca-cert-file"},
+		{Name: "tls-auth-clients", Kind: Enum("no", "yes", "optional"), Default: "yes", RunTime: true, Usage: "clients must present a certificate the CAs signed (yes), may (optional), or are not asked (no)"},
+		{Name: "tls-protocols", Kind: Text(nil), Default: "", RunTime: true, Usage: "TLS versions, e.g. \"TLSv1.2 TLSv1.3\" (empty: those two)"},
+		{Name: "tls-ciphers", Kind: Text(nil), Default: "", RunTime: true, Usage: "TLS 1.2 cipher suites, colon-separated OpenSSL or IANA names, e.g. ECDHE-RSA-AES128-GCM-SHA256 (empty: Go's defaults)"},
+		{Name: "tls-ciphersuites", Kind: Text(nil), Default: "", RunTime: true, Usage: "TLS 1.3 cipher suites, colon-separated, checked as OpenSSL does but not applied: Go's crypto/tls chooses TLS 1.3 suites itself"},
+		{Name: "tls-prefer-server-ciphers", Kind: YesNo, Default: "no", RunTime: true, Usage: "taken and kept, no effect: Go's crypto/tls orders cipher suites itself"},
+		{Name: "tls-session-caching", Kind: YesNo, Default: "yes", RunTime: true, Usage: "resume TLS sessions with tickets (no: a full handshake each connection)"},
+		{Name: "tls-session-cache-size", Kind: Int(0, math.MaxInt32), Default: "20480", RunTime: true, Usage: "taken and kept, no effect: sessions are tickets the clients keep, so the server has no cache to bound"},
+		{Name: "tls-session-cache-timeout", Kind: Int(0, math.MaxInt32), Default: "300", RunTime: true, Usage: "seconds a TLS session can be resumed for (0: none is)"},
 
 		// Clients and logging (package kv).
 		{Name: "requirepass", Kind: Text(nil), Default: "", RunTime: true, Usage: "password clients must AUTH with (empty: none)"},

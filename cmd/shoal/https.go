@@ -41,7 +41,6 @@ func withHTTPSPort(params *config.Table, bind string, cfg *tls.Config, listeners
 	if port == "0" || !ok {
 		return listeners
 	}
-	https := cfg.Clone() // the same GetCertificate: a reload reaches both ports
-	https.NextProtos = []string{"h2", "http/1.1"}
+	https := withALPN(cfg, "h2", "http/1.1") // the same configs: a CONFIG SET reaches both ports
 	return append(listeners, eventloop.Listener{Addr: net.JoinHostPort(bind, port), Handler: edge.HTTPHandler(), TLSConfig: https})
 }
