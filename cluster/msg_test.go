@@ -99,6 +99,11 @@ func TestDecodeRefusesBadMessages(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add(samplePing(""))
 	f.Add(samplePing("a-host"))
+	pub := appendHeader(nil, &header{typ: msgPublish})
+	pub = append(pub, 0, 0, 0, 4, 0, 0, 0, 5)
+	pub = append(pub, "newshello"...)
+	putTotlen(pub, 0)
+	f.Add(pub)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		n, err := frameLen(b)
 		if err != nil || n == 0 || n > len(b) {
