@@ -1,7 +1,10 @@
 package kv_test
 
 import (
+	"fmt"
+	"math/rand"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -159,6 +162,9 @@ func TestStreamGroupsTimed(t *testing.T) {
 		{"XINFO", "STREAM", "s", "FULL", "COUNT", "0"}, {"XINFO", "STREAM", "s", "FULL", "COUNT", "-1"},
 		{"XCLAIM", "s", "r", "zed", "0", "3-1", "IDLE", "500000"}, {"XPENDING", "s", "r", "IDLE", "400000", "-", "+", "10"},
 		{"XAUTOCLAIM", "s", "r", "yan", "400000", "-"}, {"XINFO", "STREAM", "s", "FULL"},
+		// FORCE makes a pending entry delivered once, as streamCreateNACK.
+		{"XADD", "s", "9-1", "x", "y"}, {"XADD", "s", "9-2", "x", "y"}, {"XCLAIM", "s", "r", "zz", "0", "9-1", "FORCE", "JUSTID"},
+		{"XCLAIM", "s", "r", "zz", "0", "9-2", "FORCE"}, {"XPENDING", "s", "r", "-", "+", "10", "zz"},
 	}
 	for _, proto := range []int{2, 3} {
 		ref, got := dialFresh(t, redisAddr, proto), dialFresh(t, shoal.addr, proto)
@@ -225,4 +231,96 @@ func waitForBlocked(t *testing.T, c *rawConn, n int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestStreamGroupRandomOpsAgainstRedis sends the same few thousand random
+// consumer-group commands to redis-server and to Shoal, over two streams
+// with entries added, deleted and trimmed under the groups, and compares
+// every reply with the times masked (maskTimes): PELs, owners, delivery
+// counts, last IDs, entries-read and lag must agree after any sequence.
+func TestStreamGroupRandomOpsAgainstRedis(t *testing.T) {
+	for seed := int64(126); seed < 132; seed += 2 {
+		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) { streamGroupRandomOps(t, seed) })
+	}
+}
+
+func streamGroupRandomOps(t *testing.T, seed int64) {
+	randomOpsAgainstRedis(t, seed, func(t *testing.T, _ int, ref, got *rawConn, rng *rand.Rand) {
+		keys := []string{"s1", "s2"}
+		groups := []string{"g1", "g2", "g3"}
+		consumers := []string{"c0", "c1", "c2", "c3"}
+		next := map[string]int{}
+		pick := func(xs []string) string { return xs[rng.Intn(len(xs))] }
+		id := func(k string) string { return fmt.Sprintf("%d-%d", rng.Intn(next[k]+2), rng.Intn(2)) }
+		for i := 0; i < 3000; i++ {
+			k, g, c := pick(keys), pick(groups), pick(consumers)
+			var args []string
+			switch op := rng.Intn(24); {
+			case op < 5:
+				next[k]++
+				args = []string{"XADD", k, fmt.Sprintf("%d-%d", next[k], rng.Intn(2)), "f", strconv.Itoa(i)}
+			case op == 5:
+				args = []string{"XGROUP", "CREATE", k, g, []string{"$", "0", id(k)}[rng.Intn(3)]}
+				if rng.Intn(2) == 0 {
+					args = append(args, "MKSTREAM")
+				}
+				if rng.Intn(3) == 0 {
+					args = append(args, "ENTRIESREAD", strconv.Itoa(rng.Intn(next[k]+2)))
+				}
+			case op == 6:
+				args = []string{"XGROUP", "SETID", k, g, []string{"$", "0", id(k)}[rng.Intn(3)]}
+			case op == 7:
+				args = []string{"XGROUP", []string{"CREATECONSUMER", "DELCONSUMER"}[rng.Intn(2)], k, g, c}
+				if rng.Intn(8) == 0 {
+					args = []string{"XGROUP", "DESTROY", k, g}
+				}
+			case op < 12:
+				args = []string{"XREADGROUP", "GROUP", g, c, "COUNT", strconv.Itoa(rng.Intn(4)), "STREAMS", k, ">"}
+				if rng.Intn(4) == 0 {
+					args = slices.Insert(args, 6, "NOACK")
+				}
+			case op == 12:
+				args = []string{"XREADGROUP", "GROUP", g, c, "COUNT", strconv.Itoa(rng.Intn(4)), "STREAMS", k, id(k)}
+			case op < 15:
+				args = []string{"XACK", k, g, id(k), id(k)}
+			case op == 15:
+				args = []string{"XCLAIM", k, g, c, "0", id(k), id(k)}
+				switch rng.Intn(4) {
+				case 0:
+					args = append(args, "JUSTID")
+				case 1:
+					args = append(args, "FORCE", "JUSTID")
+				case 2:
+					args = append(args, "RETRYCOUNT", strconv.Itoa(rng.Intn(5)), "LASTID", id(k))
+				}
+			case op == 16:
+				args = []string{"XAUTOCLAIM", k, g, c, "0", id(k), "COUNT", strconv.Itoa(rng.Intn(4) + 1)}
+				if rng.Intn(2) == 0 {
+					args = append(args, "JUSTID")
+				}
+			case op == 17:
+				args = []string{"XDEL", k, id(k), id(k)}
+			case op == 18:
+				args = []string{"XTRIM", k, "MAXLEN", strconv.Itoa(rng.Intn(20))}
+			case op == 19:
+				args = []string{"XPENDING", k, g}
+			case op == 20:
+				args = []string{"XPENDING", k, g, "-", "+", strconv.Itoa(rng.Intn(10))}
+				if rng.Intn(2) == 0 {
+					args = append(args, c)
+				}
+			case op == 21:
+				args = []string{"XINFO", "GROUPS", k}
+			case op == 22:
+				args = []string{"XINFO", "CONSUMERS", k, g}
+			default:
+				args = []string{"XINFO", "STREAM", k, "FULL"}
+			}
+			want, have := ref.Do(args...), got.Do(args...)
+			if w, h := maskTimes(want), maskTimes(have); w != h {
+				at := firstDifference(w, h)
+				t.Fatalf("op %d %q differs at byte %d:\nredis: %q\nshoal: %q", i, args, at, around(w, at), around(h, at))
+			}
+		}
+	})
 }

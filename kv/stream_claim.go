@@ -187,7 +187,7 @@ func cmdXClaim(_ *Handler, cl *client, args [][]byte) {
 				continue
 			}
 			if force && !pending {
-				s.AddPending(g, i, id)
+				s.AddPending(g, i, id, now)
 				pending = true
 			}
 			if !pending {

@@ -251,9 +251,11 @@ func (g *StreamGroup) Claim(i int, c int32) {
 }
 
 // AddPending inserts a pending entry owned by nobody yet (XCLAIM FORCE),
-// at index i as FindPending returned it; Claim must follow.
-func (s *Stream) AddPending(g *StreamGroup, i int, id StreamID) {
-	s.change(g, func() { g.pel = slices.Insert(g.pel, i, PendingEntry{ID: id, Consumer: -1}) })
+// at index i as FindPending returned it, delivered once at now, as
+// Redis's streamCreateNACK makes it; Claim must follow.
+func (s *Stream) AddPending(g *StreamGroup, i int, id StreamID, now int64) {
+	e := PendingEntry{ID: id, DeliveryTime: now, DeliveryCount: 1, Consumer: -1}
+	s.change(g, func() { g.pel = slices.Insert(g.pel, i, e) })
 }
 
 // RemovePending removes pending entry i (XACK, or a claim of an entry

@@ -85,7 +85,7 @@ func TestStreamGroupsBookkeeping(t *testing.T) {
 			id := StreamID{Ms: uint64(rng.Intn(220))}
 			i, ok := g.FindPending(id)
 			if !ok {
-				s.AddPending(g, i, id)
+				s.AddPending(g, i, id, int64(step))
 			}
 			g.Claim(i, c)
 		default:
