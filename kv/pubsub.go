@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shoalkv/shoal/aof"
 	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
 	"github.com/shoalkv/shoal/store"
@@ -422,12 +423,28 @@ func (r *pubsubRegistry) counts() (channels, patterns, shards int) {
 
 func cmdPublish(h *Handler, cl *client, args [][]byte) {
 	cl.writeInt(h.publish(cl, args[1], args[2], false))
-	h.clusterPublish(args[1], args[2], false) // cluster_pubsub.go
+	h.propagatePublish(cl, args, false)
 }
 
 func cmdSPublish(h *Handler, cl *client, args [][]byte) {
 	cl.writeInt(h.publish(cl, args[1], args[2], true))
-	h.clusterPublish(args[1], args[2], true)
+	h.propagatePublish(cl, args, true)
+}
+
+// propagatePublish sends a PUBLISH or SPUBLISH on, as Redis 7.0 does: in a
+// cluster to the other nodes over the bus (cluster_pubsub.go); otherwise
+// to the replicas, in the replication stream but not the append-only file
+// (forceCommandPropagation with PROPAGATE_REPL), so that subscribers of a
+// replica get what is published on its primary. Within EXEC or a script
+// the record goes ahead of the transaction's, where Redis has it inside.
+func (h *Handler) propagatePublish(cl *client, args [][]byte, shard bool) {
+	if h.cluster != nil {
+		h.clusterPublish(args[1], args[2], shard)
+		return
+	}
+	if h.primary.feeding.Load() {
+		h.feedStream(int(cl.selected.Load()), aof.AppendCommand(nil, args...))
+	}
 }
 
 // publish delivers msg to the subscribers of channel (and, unless shard, of
