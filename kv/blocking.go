@@ -181,11 +181,7 @@ func (h *Handler) blockOn(cl *client, req blockRequest) {
 	req.touches = copyKeys(req.touches)
 	w := &waiter{cl: cl, req: req, db: cl.selected.Load()}
 	if h.aof != nil || h.primary.feeding.Load() { // logged: h.stripes exist
-		for _, k := range slices.Concat(req.keys, req.touches) {
-			w.stripes = append(w.stripes, h.shared.ShardIndex(k))
-		}
-		slices.Sort(w.stripes)
-		w.stripes = slices.Compact(w.stripes)
+		w.stripes = h.waiterStripes(req)
 	}
 	b.mu.Lock()
 	b.register(w)
@@ -353,12 +349,30 @@ func (h *Handler) wakeKey(k dbKey) {
 	b.mu.Unlock()
 }
 
+// waiterStripes returns the AOF stripes of req's keys and touches, sorted.
+func (h *Handler) waiterStripes(req blockRequest) []int {
+	var stripes []int
+	for _, k := range slices.Concat(req.keys, req.touches) {
+		stripes = append(stripes, h.shared.ShardIndex(k))
+	}
+	slices.Sort(stripes)
+	return slices.Compact(stripes)
+}
+
 // serveWaiter runs w's serve for key, under the AOF stripes of w's keys
-// when a file is attached, and logs what it did.
+// when a file is attached or a replica is fed, and logs what it did. A
+// waiter parked before either began has no stripes yet: they are taken
+// now, or its serve would run outside them, neither ordered with the other
+// writes to its keys nor copied into a full sync's snapshot before it
+// writes (BLMOVE's destination then reached a first replica twice, in the
+// snapshot and in the stream).
 func (h *Handler) serveWaiter(w *waiter, key []byte) (serveResult, bool) {
 	var res serveResult
 	if h.aof == nil && !h.primary.feeding.Load() {
 		return res, w.req.serve(key, &res)
+	}
+	if w.stripes == nil { // w is this goroutine's while it serves
+		w.stripes = h.waiterStripes(w.req)
 	}
 	for _, i := range w.stripes {
 		h.stripes[i].Lock()
