@@ -194,8 +194,10 @@ func (p *primarySide) appendLocked(h *Handler, b []byte) {
 }
 
 // dropReplicas disconnects every replica of h, with why in the log: when h
-// becomes a replica or is promoted, as Redis 7.0 drops them so that they
-// reconnect and learn the new history.
+// is promoted, or as a replica follows a new history (a new ID with
+// +CONTINUE, or a full sync), as Redis 7.0's disconnectSlaves, so that
+// they reconnect and learn it. Becoming a replica does not drop them
+// (setMaster).
 func (h *Handler) dropReplicas(why error) {
 	p := &h.primary
 	p.mu.Lock()

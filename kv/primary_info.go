@@ -13,7 +13,6 @@ import (
 // formats.
 
 var (
-	errNowReplica = errors.New("the server became a replica: its replicas are dropped")
 	errPromoted   = errors.New("the server was promoted: its replicas reconnect to learn the new replication ID")
 	errNewHistory = errors.New("the primary's replication ID changed: the replicas reconnect to follow it")
 )

@@ -246,16 +246,27 @@ func (h *Handler) switchMaster(cl *client, host string, port int) bool {
 // setMaster makes h a replica of host:port: the link to a previous primary
 // is dropped and a new one started. The data set and its history stay, so
 // the new primary may continue it (PSYNC id offset+1). The replicas of h
-// are dropped, as Redis 7.0 drops them: they come back once h is
-// connected and continue from h's backlog, or sync in full if h's history
-// changed.
+// stay connected, as Redis 7.0's replicationSetMaster keeps them: if the
+// new primary continues h's history under the same ID, its stream reaches
+// them through h as before; they are dropped only when the history
+// changes, to learn the new ID and continue from h's backlog (+CONTINUE
+// with a new ID, masterLink.continued) or to sync in full from h's new
+// data set (masterLink.fullSync).
+//
+// The new link's stream starts in the database the old one had selected,
+// as Redis's cached master keeps its db: a primary continuing the history
+// under the same ID sends no SELECT before its next record.
 func (h *Handler) setMaster(host string, port int) {
 	h.startFeeding() // the backlog and h's own replicas (primary.go)
 	r := &h.repl
 	r.mu.Lock()
 	old := r.link
 	link := newMasterLink(h, host, port, old)
-	link.cl.selected.Store(int32(r.resumeDB))
+	db := int32(r.resumeDB)
+	if old != nil {
+		db = old.cl.selected.Load()
+	}
+	link.cl.selected.Store(db)
 	r.resumeDB = 0
 	r.host, r.port, r.link = host, port, link
 	r.downSince.Store(0)
@@ -265,7 +276,6 @@ func (h *Handler) setMaster(host string, port int) {
 	if old != nil {
 		old.stop()
 	}
-	h.dropReplicas(errNowReplica)
 	link.failover = h.failoverLink() // failover.go
 	go link.run()
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -216,4 +218,108 @@ func TestChainShoalShoalRedis(t *testing.T) {
 		t.Fatalf("the end of the chain did not follow the new history: %v\nthe new primary: %v", ri, qi)
 	}
 	compareDatasets(t, q.addr(), "", r.addr)
+}
+
+// replicaClientIDs returns the ids of c's replicas (CLIENT LIST TYPE
+// replica), sorted.
+func replicaClientIDs(t *testing.T, c *redis.Client) []string {
+	t.Helper()
+	list, err := c.Do(context.Background(), "CLIENT", "LIST", "TYPE", "replica").Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "id=") {
+			ids = append(ids, f[0])
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestReplicaOfASiblingKeepsItsReplicas: a replica X of P with replicas
+// of its own (redis-server and Shoal) is pointed at Y, another replica of
+// P: Y continues X's history under the same ID (+CONTINUE), and X keeps
+// its replicas connected, as Redis 7.0's replicationSetMaster does (it
+// drops them only when the history changes). The stream goes on through
+// the new chain P → Y → X → replicas, in the database P's stream had
+// selected before the switch (Y sends no SELECT). redis-server as X is
+// the reference: the test runs with it first.
+func TestReplicaOfASiblingKeepsItsReplicas(t *testing.T) {
+	for _, middle := range []string{"redis-server", "shoal"} {
+		t.Run(middle, func(t *testing.T) {
+			ctx := context.Background()
+			pAddr := redistest.StartServer(t, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
+			_, pPort, _ := net.SplitHostPort(pAddr)
+			pPortN, _ := strconv.Atoi(pPort)
+			y := startRedisReplica(t, pPortN, "--repl-diskless-sync-delay", "0")
+			_, yPort, _ := net.SplitHostPort(y.addr)
+			var xAddr string
+			var xPort int
+			// The shoal process whose log a failed wait prints: X's, or
+			// the sub-replica's with a redis-server X.
+			var logOf *shoalProc
+			if middle == "shoal" {
+				x := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1 "+pPort)
+				xAddr, xPort, logOf = x.addr(), x.port, x
+			} else {
+				x := startRedisReplica(t, pPortN, "--repl-diskless-sync-delay", "0")
+				xAddr = x.addr
+				_, port, _ := net.SplitHostPort(xAddr)
+				xPort, _ = strconv.Atoi(port)
+			}
+			pc, xc, yc := authClient(t, pAddr, "", 0), authClient(t, xAddr, "", 0), authClient(t, y.addr, "", 0)
+			writeTypes(t, pAddr, "", "before")
+			db9 := authClient(t, pAddr, "", 9)
+			if err := db9.Set(ctx, "db9:before", "1", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			sr := startRedisReplica(t, xPort)
+			ss := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1 "+strconv.Itoa(xPort))
+			if logOf == nil {
+				logOf = ss
+			}
+			src, ssc := authClient(t, sr.addr, "", 0), authClient(t, ss.addr(), "", 0)
+			waitCaughtUp(t, pc, yc, logOf)
+			waitCaughtUp(t, pc, xc, logOf)
+			waitCaughtUp(t, xc, src, logOf)
+			waitCaughtUp(t, xc, ssc, ss)
+			ids := replicaClientIDs(t, xc)
+			if len(ids) != 2 {
+				t.Fatalf("X lists replicas %v, want 2", ids)
+			}
+			stats := infoFields(t, xc, "stats")
+
+			replicaOf(t, xc, yPort)
+			waitRole(t, "X", xc, "slave", atoi(yPort))
+			// P's stream has database 9 selected: no SELECT precedes these.
+			for i := 0; i < 100; i++ {
+				if err := db9.Incr(ctx, "db9:after").Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitCaughtUp(t, pc, yc, logOf)
+			waitCaughtUp(t, yc, xc, logOf)
+			waitCaughtUp(t, xc, src, logOf)
+			waitCaughtUp(t, xc, ssc, ss)
+			if got := replicaClientIDs(t, xc); !slices.Equal(got, ids) {
+				t.Fatalf("X's replicas were reconnected: %v before REPLICAOF, %v after", ids, got)
+			}
+			after := infoFields(t, xc, "stats")
+			if after["sync_full"] != stats["sync_full"] || after["sync_partial_ok"] != stats["sync_partial_ok"] {
+				t.Fatalf("X served syncs across REPLICAOF: sync_full %s → %s, sync_partial_ok %s → %s",
+					stats["sync_full"], after["sync_full"], stats["sync_partial_ok"], after["sync_partial_ok"])
+			}
+			if yi := infoFields(t, yc, "stats"); yi["sync_partial_ok"] != "1" || yi["sync_full"] != "0" {
+				t.Fatalf("Y did not continue X: sync_full %s, sync_partial_ok %s", yi["sync_full"], yi["sync_partial_ok"])
+			}
+			for who, addr := range map[string]string{"X": xAddr, "X's redis-server replica": sr.addr, "X's shoal replica": ss.addr()} {
+				if v := authClient(t, addr, "", 9).Get(ctx, "db9:after").Val(); v != "100" {
+					t.Fatalf("%s has db9:after %q in database 9, want 100", who, v)
+				}
+				compareDatasets(t, pAddr, "", addr)
+			}
+		})
+	}
 }
