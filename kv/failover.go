@@ -216,7 +216,7 @@ func (h *Handler) findReplica(host string, port int) *replica {
 func (h *Handler) replicaOnline(r *replica) bool {
 	h.primary.mu.Lock()
 	defer h.primary.mu.Unlock()
-	return r.online && !r.gone
+	return !r.gone && r.stateWord() == "online"
 }
 
 // failoverAcked wakes a waiting failover: a replica acknowledged an

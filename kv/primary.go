@@ -88,11 +88,28 @@ type replica struct {
 	// Guarded by primarySide.mu.
 	online   bool   // the snapshot is handed over: the stream goes to the connection
 	awaitAck bool   // a diskless snapshot was sent: the stream starts at the first ACK
+	sendBulk bool   // the snapshot is being sent in the disk form ($<length>)
 	pending  []byte // the stream since the snapshot's instant, until online
 	gone     bool
 
-	ack   atomic.Int64 // offset the replica acknowledged (REPLCONF ACK)
-	ackAt atomic.Int64 // unix ms of its last ACK
+	ack   atomic.Int64 // offset the replica acknowledged (REPLCONF ACK); 0 before its first, as Redis's repl_ack_off
+	ackAt atomic.Int64 // unix ms of its last ACK, or of when it went online
+}
+
+// stateWord is the replica's state as Redis's INFO replication names it:
+// wait_bgsave while it waits for its snapshot, and while a diskless one
+// streams (Redis's child writes it); send_bulk while the disk form is
+// sent; online once the snapshot is handed over, a diskless one included
+// (Redis puts such a replica online at once and starts its stream at its
+// first ACK). primarySide.mu is held.
+func (r *replica) stateWord() string {
+	switch {
+	case r.online || r.awaitAck:
+		return "online"
+	case r.sendBulk:
+		return "send_bulk"
+	}
+	return "wait_bgsave"
 }
 
 // Redis's texts.
@@ -450,7 +467,6 @@ func (h *Handler) tryPartial(r *replica, id string, offsetArg []byte) bool {
 		line = "+CONTINUE " + cur + "\r\n"
 	}
 	r.online = true
-	r.ack.Store(from - 1)
 	r.ackAt.Store(time.Now().UnixMilli())
 	p.replicas = append(p.replicas, r)
 	r.sub.deliverRaw([]byte(line), 0)

@@ -148,8 +148,10 @@ func (h *Handler) mailboxHard(class int) int64 {
 }
 
 // replicaStates writes INFO replication's connected_slaves and one
-// slaveN line per replica, as Redis: state wait_bgsave until the snapshot
-// is handed over, then online; lag is the seconds since its last ACK.
+// slaveN line per replica, as Redis: every replica that sent SYNC or
+// PSYNC, in its state (replica.stateWord), with the offset it
+// acknowledged (0 before its first ACK) and, once online, the seconds
+// since its last ACK as lag (0 before, as Redis).
 func (h *Handler) replicaStates(field func(k string, v any)) {
 	p := &h.primary
 	p.mu.Lock()
@@ -159,20 +161,19 @@ func (h *Handler) replicaStates(field func(k string, v any)) {
 			list = append(list, ps.r)
 		}
 	}
-	online := make([]bool, len(list))
+	states := make([]string, len(list))
 	for i, r := range list {
-		online[i] = r.online
+		states[i] = r.stateWord()
 	}
 	p.mu.Unlock()
 	field("connected_slaves", len(list))
 	now := time.Now().UnixMilli()
 	for i, r := range list {
-		state := "wait_bgsave"
-		if online[i] {
-			state = "online"
+		lag := int64(0)
+		if states[i] == "online" {
+			lag = (now - r.ackAt.Load()) / 1000
 		}
-		lag := (now - r.ackAt.Load()) / 1000
-		field("slave"+strconv.Itoa(i), "ip="+r.conf.ip+",port="+strconv.Itoa(r.conf.port)+",state="+state+
+		field("slave"+strconv.Itoa(i), "ip="+r.conf.ip+",port="+strconv.Itoa(r.conf.port)+",state="+states[i]+
 			",offset="+strconv.FormatInt(r.ack.Load(), 10)+",lag="+strconv.FormatInt(lag, 10))
 	}
 }
@@ -205,14 +206,15 @@ func (h *Handler) syncStats(field func(k string, v any)) {
 }
 
 // writeRoleReplicas writes the rest of a primary's ROLE reply: its offset
-// and [ip, port, acknowledged offset] of each online replica.
+// and [ip, port, acknowledged offset] of each online replica (as INFO
+// says online: a diskless one waiting for its first ACK too), as Redis.
 func (h *Handler) writeRoleReplicas(cl *client) {
 	p := &h.primary
 	cl.writeInt(h.repl.offset.Load())
 	p.mu.Lock()
 	var list []*replica
 	for _, r := range p.replicas {
-		if r.online {
+		if !r.gone && r.stateWord() == "online" {
 			list = append(list, r)
 		}
 	}
@@ -279,7 +281,7 @@ func (h *Handler) updateGoodReplicas() {
 	lag := p.maxLag.Load() * 1000
 	p.mu.Lock()
 	for _, r := range p.replicas {
-		if r.online && now-r.ackAt.Load() <= lag {
+		if (r.online || r.awaitAck) && now-r.ackAt.Load() <= lag {
 			good++
 		}
 	}

@@ -61,11 +61,10 @@ func (h *Handler) fullSync(r *replica, oldSync bool) {
 	}
 	p.db = -1 // the replica starts in database 0: the next record selects its own
 	sn.repl.id, sn.repl.offset = id, offset
-	for _, ps := range batch {
-		ps.r.ack.Store(offset)
-		ps.r.ackAt.Store(time.Now().UnixMilli())
-		p.replicas = append(p.replicas, ps.r)
-	}
+	// Its ACK (0 until the first, as Redis's repl_ack_off) tells when
+	// it has the stream: a FAILOVER does not take a replica still loading
+	// its snapshot for one that caught up.
+	p.replicas = append(p.replicas, replicasOf(batch)...)
 	p.mu.Unlock()
 	for i := range h.stripes {
 		h.stripes[i].Unlock()
@@ -97,6 +96,14 @@ func (h *Handler) fullSync(r *replica, oldSync bool) {
 	wg.Wait()
 }
 
+func replicasOf(batch []pendingSync) []*replica {
+	list := make([]*replica, len(batch))
+	for i, ps := range batch {
+		list[i] = ps.r
+	}
+	return list
+}
+
 // awaitSyncBatch takes the replicas waiting for a full sync, once the
 // delay allows: with repl-diskless-sync and a replica that takes the
 // diskless form, repl-diskless-sync-delay seconds after the first came,
@@ -104,8 +111,10 @@ func (h *Handler) fullSync(r *replica, oldSync bool) {
 // that left meanwhile are dropped from the batch. It runs under syncMu.
 func (h *Handler) awaitSyncBatch() []pendingSync {
 	p := &h.primary
-	delay := time.Duration(h.params.Int("repl-diskless-sync-delay")) * time.Second
 	for {
+		// Read at every look, as Redis's replicationCron does: a CONFIG SET
+		// of the delay applies to the replicas already waiting.
+		delay := time.Duration(h.params.Int("repl-diskless-sync-delay")) * time.Second
 		p.mu.Lock()
 		live := p.syncQueue[:0]
 		diskless := false
@@ -149,6 +158,9 @@ func (h *Handler) sendSnapshot(r *replica, rdb []byte, offset int64, start time.
 		head = []byte("$EOF:" + mark + "\r\n")
 	} else {
 		head = []byte("$" + strconv.Itoa(len(rdb)) + "\r\n")
+		p.mu.Lock()
+		r.sendBulk = true
+		p.mu.Unlock()
 	}
 	r.sub.deliverRaw(head, 0)
 	if !h.sendPayload(r, rdb) {
@@ -164,6 +176,7 @@ func (h *Handler) sendSnapshot(r *replica, rdb []byte, offset int64, start time.
 		// sent once it has loaded the snapshot (as Redis 7's
 		// repl_start_cmd_stream_on_ack).
 		r.awaitAck = true
+		r.ackAt.Store(time.Now().UnixMilli()) // online for INFO and ROLE, as Redis's replicaPutOnline
 	} else {
 		r.goOnline()
 	}
@@ -222,7 +235,10 @@ func (r *replica) goOnline() {
 	r.sub.deliverRaw(r.pending, 0)
 	r.pending = nil
 	r.online = true
-	r.awaitAck = false
+	if !r.awaitAck {
+		r.ackAt.Store(time.Now().UnixMilli()) // as Redis's replicaPutOnline
+	}
+	r.awaitAck, r.sendBulk = false, false
 }
 
 // primaryCron runs once a second from the first replica on: it pings the
