@@ -73,7 +73,7 @@ func (h *Handler) initDeletionLog() {
 		})
 	}
 	h.shared.SetDeletionLog(&store.DeletionLog{
-		Replica:         h.followsPrimary,
+		Replica:         h.keepsExpiredKeys,
 		IgnoreMaxMemory: func() bool { return d.ignoreMaxMemory.Load() && h.followsPrimary() },
 		Enter:           h.enterDeletion,
 		Leave:           h.leaveDeletion,
@@ -83,6 +83,17 @@ func (h *Handler) initDeletionLog() {
 
 // followsPrimary reports whether h follows a primary (REPLICAOF host port).
 func (h *Handler) followsPrimary() bool { return h.repl.state.Load() != linkNone }
+
+// keepsExpiredKeys reports whether keys whose TTL ran out stay in the data
+// set (reads miss them; nothing deletes them): on a replica, until its
+// primary's DEL; and during a pause of the clients (CLIENT PAUSE, the hold
+// of a FAILOVER), until it ends, as Redis keeps the data set static then
+// (checkClientPauseTimeoutAndReturnIfPaused in its activeExpireCycle and
+// expireIfNeeded), so that a failover's new primary finds the keys the old
+// one had and sends the DELs itself.
+func (h *Handler) keepsExpiredKeys() bool {
+	return h.followsPrimary() || h.pause.mode.Load() != pauseOff
+}
 
 // logsWrites reports whether writes are logged, to a file or to replicas:
 // then h.stripes exist.

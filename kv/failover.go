@@ -61,6 +61,7 @@ type failoverState struct {
 
 // Redis's texts.
 const (
+	errFailoverCluster    = "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead."
 	errFailoverInProgress = "ERR FAILOVER already in progress."
 	errFailoverReplica    = "ERR FAILOVER is not valid when server is a replica."
 	errFailoverNoReplicas = "ERR FAILOVER requires connected replicas."
@@ -95,6 +96,10 @@ func (h *Handler) failoverStateWord() string {
 }
 
 func cmdFailover(h *Handler, cl *client, args [][]byte) {
+	if h.cluster != nil { // before anything else, ABORT included, as Redis
+		cl.writeError(errFailoverCluster)
+		return
+	}
 	f := &h.failover
 	if len(args) == 2 && ascii.EqualFold(args[1], "abort") {
 		if f.state.Load() == failoverNone {

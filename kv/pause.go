@@ -18,9 +18,10 @@ import (
 // order they were sent. Commands the pause catches are still checked for
 // arity and authentication first, as Redis does.
 //
-// Differences from Redis: keys do not stop expiring and eviction does not
-// stop during a pause (Redis holds both under WRITE), and the HTTP and
-// frame fronts are not paused.
+// As Redis, keys do not expire during a pause, actively or when a read
+// meets them (keepsExpiredKeys; eviction, which only a write makes, has
+// nothing to trigger it). Difference from Redis: the HTTP and frame fronts
+// are not paused.
 
 var _ = registerFamily(family{commands: []*command{
 	{

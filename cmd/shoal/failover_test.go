@@ -367,3 +367,62 @@ func TestFailoverRedisServerToShoal(t *testing.T) {
 	waitCaughtUp(t, sc, rc, s)
 	compareDatasets(t, s.addr(), "", raddr)
 }
+
+// TestFailoverRefusedInClusterMode: a cluster-enabled node refuses every
+// form of FAILOVER, ABORT and bad syntax included, with redis-server's
+// error (CLUSTER FAILOVER is the way there).
+func TestFailoverRefusedInClusterMode(t *testing.T) {
+	skipClusterOnGnet(t)
+	ours, ref := client(t, startShoalNode(t, "").addr), client(t, startRedisNode(t).addr)
+	for _, args := range [][]any{{"FAILOVER"}, {"FAILOVER", "ABORT"}, {"FAILOVER", "TO", "127.0.0.1", "1"},
+		{"FAILOVER", "TIMEOUT", "-1"}, {"FAILOVER", "BOGUS"}} {
+		want, got := do(ref, args...), do(ours, args...)
+		if !strings.Contains(want, "FAILOVER not allowed in cluster mode") || got != want {
+			t.Errorf("%v: shoal %q, redis-server %q", args, got, want)
+		}
+	}
+}
+
+// TestFailoverHoldsExpiry: while a FAILOVER waits for its stopped replica
+// (SIGSTOP), the primary's writes are held and so is expiry, as Redis
+// keeps the data set static during the pause: a key whose TTL ran out
+// reads as missing but stays counted until FAILOVER ABORT, after which it
+// is deleted. redis-server as the primary is the reference, run first.
+func TestFailoverHoldsExpiry(t *testing.T) {
+	for _, primaryKind := range []string{"redis-server", "shoal"} {
+		t.Run(primaryKind, func(t *testing.T) {
+			var addr string
+			var port int
+			if primaryKind == "shoal" {
+				p := startBinary(t, "--dir", t.TempDir())
+				addr, port = p.addr(), p.port
+			} else {
+				addr = redistest.StartServer(t)
+				_, ps, _ := net.SplitHostPort(addr)
+				port, _ = strconv.Atoi(ps)
+			}
+			b := startRedisReplica(t, port)
+			primary := client(t, addr)
+			waitReplicaOnline(t, primary, 1)
+			if err := syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(b.cmd.Process.Pid, syscall.SIGCONT) })
+			if got := do(primary, "SET", "soon", "1", "PX", "100"); got != "OK" {
+				t.Fatal(got)
+			}
+			if got := do(primary, "FAILOVER"); got != "OK" {
+				t.Fatalf("FAILOVER: %s", got)
+			}
+			waitUntil(t, "the key's TTL run out", func() bool { return do(primary, "PTTL", "soon") == "-2" })
+			time.Sleep(600 * time.Millisecond) // five active expiry cycles (hz 10)
+			if got, st := do(primary, "DBSIZE"), replInfo(t, primary)["master_failover_state"]; got != "1" || st != "waiting-for-sync" {
+				t.Fatalf("during the failover's wait (%s): DBSIZE %s, want the expired key still counted", st, got)
+			}
+			if got := do(primary, "FAILOVER", "ABORT"); got != "OK" {
+				t.Fatalf("FAILOVER ABORT: %s", got)
+			}
+			waitUntil(t, "the expired key deleted after the failover", func() bool { return do(primary, "DBSIZE") == "0" })
+		})
+	}
+}
