@@ -76,6 +76,20 @@ func benchmarkWrites(t *testing.T, addr string) func() {
 	}
 }
 
+// waitReplicaAcked writes a key and waits until the primary's first
+// replica acknowledged it: its stream flows. (A diskless replica is listed
+// online, as Redis lists it, before its first ACK starts the stream.)
+func waitReplicaAcked(t *testing.T, primary *redis.Client) {
+	t.Helper()
+	if err := primary.Set(context.Background(), "acked-mark", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the replica acknowledged the stream", func() bool {
+		pi := infoFields(t, primary, "replication")
+		return strings.Contains(pi["slave0"], ",offset="+pi["master_repl_offset"]+",")
+	})
+}
+
 // waitReplicaOnline waits until the primary lists n replicas online.
 func waitReplicaOnline(t *testing.T, primary *redis.Client, n int) map[string]string {
 	t.Helper()
@@ -203,6 +217,7 @@ func TestStalledReplicaIsDropped(t *testing.T) {
 	writeTypes(t, p.addr(), "", "before")
 	r := startRedisReplica(t, p.port)
 	waitReplicaOnline(t, primary, 1)
+	waitReplicaAcked(t, primary)
 	base := processRSS(t, p.cmd.Process.Pid)
 	if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
