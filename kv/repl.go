@@ -3,6 +3,7 @@ package kv
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,6 +258,7 @@ func (h *Handler) switchMaster(cl *client, host string, port int) bool {
 // as Redis's cached master keeps its db: a primary continuing the history
 // under the same ID sends no SELECT before its next record.
 func (h *Handler) setMaster(host string, port int) {
+	h.disconnectBlocked()
 	h.startFeeding() // the backlog and h's own replicas (primary.go)
 	r := &h.repl
 	r.mu.Lock()
@@ -278,6 +280,63 @@ func (h *Handler) setMaster(host string, port int) {
 	}
 	link.failover = h.failoverLink() // failover.go
 	go link.run()
+}
+
+// errUnblockedReplica is Redis's reply to a blocking command that was
+// waiting when the node became a replica.
+const errUnblockedReplica = "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
+
+// disconnectBlocked ends every blocking command still waiting (the list and
+// sorted set pops, XREAD and XREADGROUP BLOCK, WAIT) with Redis's UNBLOCKED
+// error and closes its connection once the reply is written, as Redis's
+// disconnectAllBlockedClients when the node is told REPLICAOF: a pop that
+// the primary's stream served later would change this node's data set
+// alone. The world is stopped (setMaster's callers), so no waiter is
+// being served.
+func (h *Handler) disconnectBlocked() {
+	b := &h.blocking
+	if b.blocked.Load() == 0 {
+		return
+	}
+	var list []*waiter
+	b.mu.Lock()
+	for _, q := range b.queues {
+		for _, w := range q.waiters {
+			if w.state == waitParked && !slices.Contains(list, w) {
+				list = append(list, w)
+			}
+		}
+	}
+	for _, w := range list {
+		b.unregister(w)
+	}
+	b.mu.Unlock()
+	p := &h.primary
+	p.mu.Lock()
+	waits := p.waits
+	p.waits = nil
+	p.mu.Unlock()
+	b.mu.Lock()
+	for _, rw := range waits {
+		if rw.w.state == waitParked {
+			b.unregister(rw.w)
+			list = append(list, rw.w)
+		}
+	}
+	b.mu.Unlock()
+	for _, w := range list {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		_ = w.cl.conn.Run(func() {
+			cl := w.cl
+			cl.closeAfterReply = true // what it sent after the command is dropped
+			h.finishWait(w, []byte(errUnblockedReplica), 0)
+			if cl.closeAfterReply { // not left to a held reply's release (aof_hold.go)
+				_ = cl.conn.Close()
+			}
+		})
+	}
 }
 
 // unsetMaster makes h a primary again, keeping its data: the link stops
