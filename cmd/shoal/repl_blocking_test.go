@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/shoalkv/shoal/proto/resp"
 )
@@ -112,6 +115,15 @@ func (b *blockedClients) stop(t *testing.T) {
 	}
 }
 
+// patientClient is a go-redis client that waits a minute for a reply: a
+// replica loading 300,000 keys on a loaded machine may take more than the
+// default 3 s to answer INFO (failed once so).
+func patientClient(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: time.Minute})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // fillKeys writes n string keys of 100 bytes, pipelined.
 func fillKeys(t *testing.T, addr string, n int) {
 	t.Helper()
@@ -143,7 +155,7 @@ func TestBlockedClientsThroughAFirstFullSync(t *testing.T) {
 	ctx := context.Background()
 	const waiters = 128
 	p := startBinary(t, "--dir", t.TempDir(), "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
-	pc := client(t, p.addr())
+	pc := patientClient(t, p.addr())
 	fillKeys(t, p.addr(), 300000) // a snapshot that takes a while to encode
 	var cmds [][]string
 	for i := 0; i < waiters; i++ {
@@ -206,7 +218,7 @@ func TestBlockedClientsThroughAFirstFullSync(t *testing.T) {
 	if err := pc.Set(ctx, "last", "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	rc, sc := client(t, r.addr), client(t, s.addr())
+	rc, sc := patientClient(t, r.addr), patientClient(t, s.addr())
 	waitCaughtUp(t, pc, rc, p)
 	waitCaughtUp(t, pc, sc, s)
 	want := datasetDigest(t, p.addr(), "")
@@ -216,7 +228,7 @@ func TestBlockedClientsThroughAFirstFullSync(t *testing.T) {
 			continue
 		}
 		t.Errorf("the %s replica's DEBUG DIGEST %s differs from the primary's %s", who, got, want)
-		replica, shown := client(t, addr), 0
+		replica, shown := patientClient(t, addr), 0
 		for i := 0; i < waiters && shown < 3; i++ {
 			for _, k := range []string{"q:", "dst:", "src:"} {
 				key := k + strconv.Itoa(i)
