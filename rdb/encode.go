@@ -8,6 +8,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/shoalkv/shoal/internal/ascii"
+	"github.com/shoalkv/shoal/internal/listpack"
 )
 
 // Options are the settings of redis-server that decide how values are
@@ -62,7 +65,7 @@ func (o Options) resolved() Options {
 type encoder struct {
 	opts  Options // resolved
 	lzf   *lzfCompressor
-	lp    listpackBuilder
+	lp    []byte // a listpack being written
 	ints  []int64
 	order []int
 	blob  []byte // an intset being written
@@ -101,7 +104,7 @@ func rdbInt(s []byte) (int64, bool) {
 	if len(s) > 11 {
 		return 0, false
 	}
-	v, ok := lpStringInt(s)
+	v, ok := ascii.ParseInt(s)
 	return v, ok && v >= math.MinInt32 && v <= math.MaxInt32
 }
 
@@ -207,12 +210,12 @@ func (e *encoder) appendList(dst []byte, items [][]byte) []byte {
 			(sizeLimit == 0 && newSize <= 8192 && count < fill))
 		if allowed {
 			nodes[len(nodes)-1].to = i + 1
-			lpBytes += lpEntrySize(it)
+			lpBytes += listpack.EntrySize(it)
 			count++
 			continue
 		}
 		nodes = append(nodes, node{from: i, to: i + 1})
-		lpBytes, count = lpHeaderSize+1+lpEntrySize(it), 1
+		lpBytes, count = listpack.HeaderSize+1+listpack.EntrySize(it), 1
 	}
 	dst = appendLen(dst, uint64(len(nodes)))
 	for _, n := range nodes {
@@ -222,11 +225,7 @@ func (e *encoder) appendList(dst []byte, items [][]byte) []byte {
 			continue
 		}
 		dst = appendLen(dst, quicklistNodePacked)
-		e.lp.reset()
-		for _, it := range items[n.from:n.to] {
-			e.lp.add(it)
-		}
-		dst = e.appendString(dst, e.lp.finish())
+		dst = e.appendListpack(dst, items[n.from:n.to])
 	}
 	return dst
 }
@@ -235,7 +234,7 @@ func (e *encoder) appendSet(dst []byte, items [][]byte) ([]byte, byte, error) {
 	if len(items) <= e.opts.SetMaxIntsetEntries {
 		e.ints = e.ints[:0]
 		for _, it := range items {
-			v, ok := lpStringInt(it)
+			v, ok := ascii.ParseInt(it)
 			if !ok {
 				break
 			}
@@ -266,11 +265,7 @@ func (e *encoder) appendHash(dst []byte, items [][]byte) ([]byte, byte, error) {
 		small = len(items[i]) <= e.opts.HashMaxListpackValue
 	}
 	if small {
-		e.lp.reset()
-		for _, it := range items {
-			e.lp.add(it)
-		}
-		return e.appendString(dst, e.lp.finish()), TypeHashListpack, nil
+		return e.appendListpack(dst, items), TypeHashListpack, nil
 	}
 	dst = appendLen(dst, uint64(len(items)/2))
 	for _, it := range items {
@@ -312,11 +307,22 @@ func (e *encoder) appendZSet(dst []byte, members [][]byte, scores []float64) ([]
 		}
 		return bytes.Compare(members[a], members[b])
 	})
-	e.lp.reset()
+	e.lp = listpack.AppendHeader(e.lp[:0])
 	var num [32]byte
 	for _, i := range e.order {
-		e.lp.add(members[i])
-		e.lp.add(appendScoreText(num[:0], scores[i]))
+		e.lp = listpack.AppendString(e.lp, members[i])
+		e.lp = listpack.AppendString(e.lp, appendScoreText(num[:0], scores[i]))
 	}
-	return e.appendString(dst, e.lp.finish()), TypeZSetListpack, nil
+	e.lp = listpack.Finish(e.lp, 2*len(e.order))
+	return e.appendString(dst, e.lp), TypeZSetListpack, nil
+}
+
+// appendListpack appends items as one listpack, written as a string.
+func (e *encoder) appendListpack(dst []byte, items [][]byte) []byte {
+	e.lp = listpack.AppendHeader(e.lp[:0])
+	for _, it := range items {
+		e.lp = listpack.AppendString(e.lp, it)
+	}
+	e.lp = listpack.Finish(e.lp, len(items))
+	return e.appendString(dst, e.lp)
 }

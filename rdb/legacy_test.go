@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/internal/redistest"
 )
 
@@ -32,7 +33,7 @@ func appendZiplist(dst []byte, elems [][]byte) []byte {
 		} else {
 			zl = binary.LittleEndian.AppendUint32(append(zl, 0xFE), uint32(prev))
 		}
-		if v, ok := lpStringInt(e); ok {
+		if v, ok := ascii.ParseInt(e); ok {
 			switch {
 			case v >= 0 && v <= 12:
 				zl = append(zl, 0xF1+byte(v))

@@ -260,29 +260,6 @@ func TestLZFRoundTrip(t *testing.T) {
 	}
 }
 
-func TestListpackIntegerEncodings(t *testing.T) {
-	elems := strs("0", "127", "128", "-1", "-4096", "4095", "4096", "-32768", "32767", "32768",
-		"-8388608", "8388607", "8388608", "-2147483648", "2147483647", "2147483648",
-		"-9223372036854775808", "9223372036854775807", "9223372036854775808", "-0", "01", "+1", "",
-		strings.Repeat("s", 63), strings.Repeat("s", 64), strings.Repeat("s", 4095), strings.Repeat("s", 4096))
-	var b listpackBuilder
-	b.reset()
-	for _, e := range elems {
-		before := len(b.buf)
-		b.add(e)
-		if got := len(b.buf) - before; got != lpEntrySize(e) {
-			t.Errorf("%q: entry of %d bytes, lpEntrySize says %d", e, got, lpEntrySize(e))
-		}
-	}
-	var got [][]byte
-	if _, err := lpEach(b.finish(), nil, func(e []byte, _ bool) error { got = append(got, bytes.Clone(e)); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.EqualFunc(got, elems, bytes.Equal) {
-		t.Fatalf("listpack round trip:\n got %q\nwant %q", got, elems)
-	}
-}
-
 func TestDumpRoundTrip(t *testing.T) {
 	enc := NewEncoder(Options{})
 	for _, k := range sampleKeys() {
