@@ -189,12 +189,12 @@ func (s *Stream) view(i int, mf []int) nodeView {
 	nd := &s.nodes[i]
 	v := nodeView{lp: nd.lp, master: nd.master}
 	e, p := lpNext(nd.lp, lpHdr)
-	v.count = e.i
+	v.count = e.Int
 	e, p = lpNext(nd.lp, p)
-	v.deleted = e.i
+	v.deleted = e.Int
 	e, p = lpNext(nd.lp, p)
 	v.mfields = mf[:0]
-	for j := int64(0); j < e.i; j++ {
+	for j := int64(0); j < e.Int; j++ {
 		v.mfields = append(v.mfields, p)
 		_, p = lpNext(nd.lp, p)
 	}
@@ -216,16 +216,16 @@ type streamEntry struct {
 func (v *nodeView) entryAt(p int) streamEntry {
 	e := streamEntry{p: p}
 	el, q := lpNext(v.lp, p)
-	e.flags = el.i
+	e.flags = el.Int
 	el, q = lpNext(v.lp, q)
-	e.id.Ms = v.master.Ms + uint64(el.i)
+	e.id.Ms = v.master.Ms + uint64(el.Int)
 	el, q = lpNext(v.lp, q)
-	e.id.Seq = v.master.Seq + uint64(el.i)
+	e.id.Seq = v.master.Seq + uint64(el.Int)
 	if e.flags&streamFlagSameFields != 0 {
 		e.nf = len(v.mfields)
 	} else {
 		el, q = lpNext(v.lp, q)
-		e.nf = int(el.i)
+		e.nf = int(el.Int)
 	}
 	e.vals = q
 	per := 2
@@ -243,7 +243,7 @@ func (v *nodeView) entryAt(p int) streamEntry {
 func (v *nodeView) entryBefore(p int) int {
 	q := lpPrev(v.lp, p)
 	el, _ := lpNext(v.lp, q)
-	for j := int64(0); j < el.i; j++ {
+	for j := int64(0); j < el.Int; j++ {
 		q = lpPrev(v.lp, q)
 	}
 	return q
@@ -260,14 +260,14 @@ func (v *nodeView) appendFields(e *streamEntry, buf []byte, ends []int) ([]byte,
 	for j := 0; j < e.nf; j++ {
 		if e.flags&streamFlagSameFields != 0 {
 			f, _ := lpNext(v.lp, v.mfields[j])
-			buf = f.appendTo(buf)
+			buf = f.AppendText(buf)
 		} else {
 			el, q = lpNext(v.lp, q)
-			buf = el.appendTo(buf)
+			buf = el.AppendText(buf)
 		}
 		ends = append(ends, len(buf))
 		el, q = lpNext(v.lp, q)
-		buf = el.appendTo(buf)
+		buf = el.AppendText(buf)
 		ends = append(ends, len(buf))
 	}
 	return buf, ends

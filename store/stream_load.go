@@ -96,13 +96,13 @@ func checkStreamNode(master StreamID, lp []byte, prev StreamID, seen bool) (live
 		if p >= end {
 			return lpElem{}, false
 		}
-		e, size, _ := lpDecode(lp, p, end) // lpCheck decoded it
-		p += size + lpBacklenSize(size)
+		var e lpElem
+		e, p = lpNext(lp, p) // lpCheck checked it
 		return e, true
 	}
 	nextInt := func() (int64, bool) {
 		e, ok := next()
-		return e.i, ok && e.isInt
+		return e.Int, ok && e.IsInt
 	}
 	count, ok1 := nextInt()
 	deleted, ok2 := nextInt()

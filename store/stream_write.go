@@ -97,7 +97,7 @@ func (s *Stream) Add(id StreamID, fv [][]byte) {
 		if nf == len(v.mfields) {
 			same := true
 			for j, p := range v.mfields {
-				if f, _ := lpNext(lp, p); !f.equal(fv[2*j]) {
+				if f, _ := lpNext(lp, p); !f.Equal(fv[2*j]) {
 					same = false
 					break
 				}
