@@ -8,8 +8,8 @@ import (
 // FuzzDecode feeds arbitrary bytes to the checking readers: Validate and
 // Each must return an error or a count, never panic, and Decode at any
 // offset must stay inside the listpack. When Validate accepts the bytes,
-// Next and Prev (which trust them) must walk them without a fault and
-// agree with Each, both ways.
+// Next and Prev (which trust them) must walk them without a fault, Next
+// reading what Decode reads, and Prev finding Next's offsets backwards.
 func FuzzDecode(f *testing.F) {
 	f.Add(build())
 	f.Add(build([]byte("a"), []byte("7"), []byte("-4096"), []byte("70000"), []byte("2147483648"), []byte("-9223372036854775808")))
@@ -46,11 +46,15 @@ func FuzzDecode(f *testing.F) {
 		var offsets []int
 		for p := First; p < len(lp)-1; {
 			offsets = append(offsets, p)
-			var e Entry
-			e, p = Next(lp, p)
+			e, q := Next(lp, p)
+			d, size, err := Decode(lp, p)
+			if err != nil || e.IsInt != d.IsInt || e.Int != d.Int || !bytes.Equal(e.Str, d.Str) || q != p+size+backlenSize(size) {
+				t.Fatalf("at %d Next read %+v up to %d, Decode %+v of %d bytes (%v)", p, e, q, d, size, err)
+			}
 			if i := len(offsets) - 1; i >= n || !bytes.Equal(e.AppendText(nil), each[i]) {
 				t.Fatalf("Next's entry %d differs from Each's", i)
 			}
+			p = q
 		}
 		if len(offsets) != n {
 			t.Fatalf("Next walked %d entries, Each %d", len(offsets), n)
