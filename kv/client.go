@@ -103,7 +103,8 @@ func (cl *client) getName() string { return cl.getNames().name }
 type registry struct {
 	mu             sync.Mutex
 	clients        map[int64]*client
-	closedCommands int64 // commands of the clients already removed; under mu
+	killed         map[int64]struct{} // CLIENT KILLed, not yet closed by their loop: no longer listed; under mu
+	closedCommands int64              // commands of the clients already removed; under mu
 	nextID         atomic.Int64
 }
 
@@ -129,9 +130,29 @@ func (r *registry) remove(cl *client) {
 	r.mu.Lock()
 	if _, ok := r.clients[cl.id]; ok {
 		delete(r.clients, cl.id)
+		delete(r.killed, cl.id)
 		r.closedCommands += cl.commands.Load()
 	}
 	r.mu.Unlock()
+}
+
+// kill marks cl killed (its close is on its way to its loop), so that it
+// is no longer listed or counted, as Redis frees a killed client at once;
+// false if it was already killed or is gone.
+func (r *registry) kill(cl *client) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, live := r.clients[cl.id]; !live {
+		return false
+	}
+	if _, done := r.killed[cl.id]; done {
+		return false
+	}
+	if r.killed == nil {
+		r.killed = make(map[int64]struct{})
+	}
+	r.killed[cl.id] = struct{}{}
+	return true
 }
 
 // commands returns how many commands all clients, live and gone, have run.
@@ -150,15 +171,17 @@ func (r *registry) commands() int64 {
 func (r *registry) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.clients)
+	return len(r.clients) - len(r.killed)
 }
 
 // snapshot returns the live clients ordered by id, the order Redis lists them.
 func (r *registry) snapshot() []*client {
 	r.mu.Lock()
 	list := make([]*client, 0, len(r.clients))
-	for _, cl := range r.clients {
-		list = append(list, cl)
+	for id, cl := range r.clients {
+		if _, killed := r.killed[id]; !killed {
+			list = append(list, cl)
+		}
 	}
 	r.mu.Unlock()
 	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })

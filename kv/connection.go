@@ -317,11 +317,15 @@ func cmdClientKill(h *Handler, cl *client, args [][]byte) {
 			(id != 0 && other.id != id) || (skipMe && other == cl) || (user != nil && !other.userIs(user)) {
 			continue
 		}
-		killed++
 		if other == cl {
+			killed++
 			cl.closeAfterReply = true
 			continue
 		}
+		if !h.clients.kill(other) {
+			continue // killed already, its close still on its way to its loop
+		}
+		killed++
 		conn := other.conn
 		_ = conn.Run(func() { _ = conn.Close() })
 	}
