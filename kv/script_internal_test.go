@@ -252,29 +252,21 @@ func TestScriptWatchRearmsForAnEarlierThreshold(t *testing.T) {
 }
 
 // TestReplacedLuaStateIsNotKeptByCachedScripts: a script's function is
-// made once per Lua state; when a script leaves the state dirty and the
-// next run replaces it, the old state must go, though the scripts that
-// ran in it stay cached.
+// made once per Lua state; when a run breaks the state and the next run
+// replaces it, the old state must go, though the scripts that ran in it
+// stay cached.
 func TestReplacedLuaStateIsNotKeptByCachedScripts(t *testing.T) {
 	h, cl := scriptHandler(t)
-	if got := run(h, cl, "EVAL", "return 1", "0"); got != ":1\r\n" {
+	if got := run(h, cl, "EVAL", "return redis.call('PING')", "0"); got != "+PONG\r\n" {
 		t.Fatal(got)
 	}
 	e := h.scripts()
 	e.mu.Lock()
 	old := weak.Make(e.vm)
+	e.vm = nil // what execute does after a run that broke the state
 	e.mu.Unlock()
-	// table.insert writes the read-only string table's proxy raw: the
-	// state is dirty and the next run makes a new one.
-	run(h, cl, "EVAL", "pcall(table.insert, string, 1) return 1", "0")
-	if got := run(h, cl, "EVAL", "return 1", "0"); got != ":1\r\n" {
+	if got := run(h, cl, "EVAL", "return redis.call('PING')", "0"); got != "+PONG\r\n" {
 		t.Fatal(got)
-	}
-	e.mu.Lock()
-	replaced := e.vm != old.Value()
-	e.mu.Unlock()
-	if !replaced {
-		t.Fatal("the dirty state was not replaced")
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for old.Value() != nil {

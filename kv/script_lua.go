@@ -20,8 +20,12 @@ import (
 // metatable turns a missing name into Redis's "nonexistent global" error.
 // Scripts cannot reach base or the libraries' real tables: the metatables
 // are protected (__metatable), getfenv and setfenv do not exist, rawset
-// refuses the protected tables, and chunks made by loadstring get env.
-// rawget, next and pairs see through a proxy to the table it shows.
+// and table.insert refuse the protected tables (the only library functions
+// that write a table they are given; table.remove and table.sort write
+// only elements a proxy, which has none, would hold), and chunks made by
+// loadstring get env. rawget, next and pairs see through a proxy to the
+// table it shows. So the proxies stay empty and base holds what newLuaVM
+// and the runs' KEYS and ARGV put there: script_bind.go relies on it.
 
 // Limits of the Lua state, Lua 5.1's where it has them.
 const (
@@ -40,13 +44,13 @@ type luaVM struct {
 	env     *lua.LTable                 // every script function's environment (also _G)
 	base    *lua.LTable                 // the globals env shows
 	shows   map[*lua.LTable]*lua.LTable // read-only proxies → the table each shows
-	proxies []*lua.LTable               // the keys of shows, for dirty to walk without a map iteration
 	handler *lua.LFunction              // the error handler of a run
 	// keys and argv are an EVAL's KEYS and ARGV, kept from run to run
 	// (script_run.go).
 	keys, argv scriptArray
 	// fns are the EVAL scripts' functions in this state, made at each
-	// one's first run here (script_run.go).
+	// one's first run here (script_run.go) from code bound to this state
+	// (script_bind.go).
 	fns map[*luaScript]*lua.LFunction
 
 	// The functions' state only (function_load.go): the globals a
@@ -90,6 +94,8 @@ func newLuaVM(e *scriptEngine) *luaVM {
 	if mt, ok := L.GetMetatable(lua.LString("")).(*lua.LTable); ok {
 		mt.RawSetString("__metatable", lua.LFalse) // its __index is the real string table
 	}
+	tab := g.RawGetString("table").(*lua.LTable)
+	tab.RawSetString("insert", vm.luaTableInsert(tab.RawGetString("insert").(*lua.LFunction)))
 	mathLib := g.RawGetString("math").(*lua.LTable)
 	mathLib.RawSetString("random", L.NewFunction(e.luaRandom))
 	mathLib.RawSetString("randomseed", L.NewFunction(e.luaRandomSeed))
@@ -106,7 +112,6 @@ func newLuaVM(e *scriptEngine) *luaVM {
 	vm.base.Metatable = vm.metatable(L.NewFunction(luaMissingGlobal), nil)
 	vm.env.Metatable = vm.metatable(vm.base, L.NewFunction(luaReadOnly))
 	vm.shows[vm.env] = vm.base
-	vm.proxies = append(vm.proxies, vm.env)
 	// Functions made at run time (loadstring's chunks, coroutines) take
 	// the state's environment.
 	L.Env = vm.env
@@ -167,7 +172,6 @@ func (vm *luaVM) readOnly(t *lua.LTable) *lua.LTable {
 	p := vm.L.NewTable()
 	p.Metatable = vm.metatable(t, vm.L.NewFunction(luaReadOnly))
 	vm.shows[p] = t
-	vm.proxies = append(vm.proxies, p)
 	return p
 }
 
@@ -183,15 +187,19 @@ func (vm *luaVM) metatable(index, newIndex lua.LValue) *lua.LTable {
 	return mt
 }
 
-// dirty reports whether a script left anything in a protected table's raw
-// fields (it cannot, but the next script must not see it if it did).
-func (vm *luaVM) dirty() bool {
-	for _, p := range vm.proxies {
-		if k, _ := p.Next(lua.LNil); k != lua.LNil {
-			return true
+// luaTableInsert is table.insert refusing the read-only tables, as Redis's
+// Lua does (every insert that gets past its arguments' checks writes); the
+// other calls go to orig, which checks the arguments.
+func (vm *luaVM) luaTableInsert(orig *lua.LFunction) *lua.LFunction {
+	return vm.L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && vm.shows[t] != nil {
+			_, posOK := luaNumberArg(L.Get(2))
+			if n := L.GetTop(); n == 2 || (n == 3 && posOK) {
+				L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+			}
 		}
-	}
-	return false
+		return orig.GFunction(L)
+	})
 }
 
 func luaReadOnly(L *lua.LState) int {

@@ -70,22 +70,23 @@ type scriptRun struct {
 func (e *scriptEngine) execute(h *Handler, cl *client, s *luaScript, cmdArgs, keys, argv [][]byte, readOnly bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.vm == nil || e.vm.dirty() {
+	if e.vm == nil {
 		e.vm = newLuaVM(e)
 	}
 	vm := e.vm
+	vm.keys.fill(vm, "KEYS", keys)
+	vm.argv.fill(vm, "ARGV", argv)
 	// A script's function holds no state of a run (a chunk has no
 	// upvalues and scripts cannot reach setfenv), so each state makes it
-	// once; the state keeps it, so a replaced state takes its functions
-	// along instead of each cached script keeping an old state alive.
+	// once, from code bound to the state (script_bind.go); the state keeps
+	// it, so a replaced state takes its functions along instead of each
+	// cached script keeping an old state alive.
 	fn := vm.fns[s]
 	if fn == nil {
-		fn = vm.L.NewFunctionFromProto(s.proto)
+		fn = vm.L.NewFunctionFromProto(vm.bind(s.proto))
 		fn.Env = vm.env
 		vm.fns[s] = fn
 	}
-	vm.keys.fill(vm, "KEYS", keys)
-	vm.argv.fill(vm, "ARGV", argv)
 	broken := e.runLua(h, cl, vm, s, fn, nil, readOnly, runBy{args: cmdArgs})
 	if broken {
 		e.vm = nil // the state may be inconsistent after a panic that escaped PCall
@@ -167,10 +168,12 @@ func (vm *luaVM) call(fn *lua.LFunction, args ...lua.LValue) (broken bool, err e
 // to run: filling it in place spares a table and its array per run.
 // Nothing of a run outlives it (globals are read-only; FCALL, whose
 // libraries can keep what they are given, passes fresh tables), but the
-// script may have changed the table: then the next run gets a new one.
+// script may have changed the table: then the next run gets a new one,
+// in base and in the bound code's constants that held the old one.
 type scriptArray struct {
-	t *lua.LTable
-	n int // the elements 1..n are the last run's; the table holds nothing else
+	t    *lua.LTable
+	n    int        // the elements 1..n are the last run's; the table holds nothing else
+	refs []constRef // the constants of bound code holding t (script_bind.go)
 }
 
 // fill makes a.t hold args and be base's name.
@@ -178,6 +181,9 @@ func (a *scriptArray) fill(vm *luaVM, name string, args [][]byte) {
 	if a.t == nil || !a.untouched() {
 		a.t, a.n = vm.L.CreateTable(len(args), 0), 0
 		vm.base.RawSetString(name, a.t)
+		for _, ref := range a.refs {
+			ref.proto.Constants[ref.i] = a.t
+		}
 	}
 	for i, arg := range args {
 		if i < a.n {

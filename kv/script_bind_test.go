@@ -1,0 +1,147 @@
+package kv
+
+import (
+	"slices"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+func opABC(op, a, b, c int) uint32 { return uint32(op)<<26 | uint32(a)<<18 | uint32(c)<<9 | uint32(b) }
+func opABx(op, a, bx int) uint32   { return uint32(op)<<26 | uint32(a)<<18 | uint32(bx) }
+
+// TestBindLoadsReadOnlyGlobalsAsConstants: in a state's copy of the rate
+// limiter's code every global and library field it reads is a constant
+// load, the cached script's own code is left as compiled, and a global
+// that does not exist is still looked up (its read raises Redis's error).
+func TestBindLoadsReadOnlyGlobalsAsConstants(t *testing.T) {
+	h, _ := scriptHandler(t)
+	vm := newLuaVM(h.scripts())
+	s, msg := compileScript("sha", []byte("local n = redis.call('INCR', KEYS[1]) redis.call('EXPIRE', KEYS[1], ARGV[1]) "+
+		"local function f() return string.len(ARGV[1]) + nosuchglobal end return n"))
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	vm.keys.fill(vm, "KEYS", [][]byte{[]byte("k")})
+	vm.argv.fill(vm, "ARGV", [][]byte{[]byte("60")})
+	compiled := slices.Clone(s.proto.Code)
+	bound := vm.bind(s.proto)
+	count := func(p *lua.FunctionProto, op int) int {
+		n := 0
+		for _, inst := range p.Code {
+			if opCode(inst) == op {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(bound, lua.OP_GETGLOBAL) + count(bound, lua.OP_GETTABLEKS); n != 0 {
+		t.Errorf("the bound main chunk still has %d global or field reads:\n%s", n, bound)
+	}
+	if n := count(bound.FunctionPrototypes[0], lua.OP_GETGLOBAL); n != 1 {
+		t.Errorf("the bound function has %d global reads, want 1 (nosuchglobal):\n%s", n, bound.FunctionPrototypes[0])
+	}
+	if !slices.Equal(s.proto.Code, compiled) || count(s.proto, lua.OP_GETGLOBAL) == 0 {
+		t.Error("bind changed the cached script's code")
+	}
+	if bound.FunctionPrototypes[0] == s.proto.FunctionPrototypes[0] {
+		t.Error("bind shares the cached script's inner function")
+	}
+}
+
+// TestBindLeavesJumpTargetsAndDataWords: a field read that a jump reaches
+// stays a lookup (the register may hold another table there), and the
+// word after a SETLIST whose block number does not fit in C is data, not an
+// instruction, however it reads.
+func TestBindLeavesJumpTargetsAndDataWords(t *testing.T) {
+	h, _ := scriptHandler(t)
+	vm := newLuaVM(h.scripts())
+	getCall := func(a int) uint32 { return opABC(lua.OP_GETTABLEKS, a, a, opBitRK|1) }
+	proto := &lua.FunctionProto{
+		Code: []uint32{
+			opABx(lua.OP_JMP, 0, opMaxSbx+1), // to 2
+			opABx(lua.OP_GETGLOBAL, 0, 0),
+			getCall(0),
+			opABx(lua.OP_GETGLOBAL, 1, 0),
+			getCall(1),
+			opABC(lua.OP_SETLIST, 0, 1, 0),
+			opABx(lua.OP_GETGLOBAL, 2, 0), // SETLIST's block number
+			opABC(lua.OP_RETURN, 0, 1, 0),
+		},
+		Constants: []lua.LValue{lua.LString("redis"), lua.LString("call")},
+	}
+	compiled := slices.Clone(proto.Code)
+	bound := vm.bind(proto)
+	for pc, want := range []int{lua.OP_JMP, lua.OP_LOADK, lua.OP_GETTABLEKS, lua.OP_LOADK, lua.OP_LOADK, lua.OP_SETLIST, lua.OP_GETGLOBAL, lua.OP_RETURN} {
+		if got := opCode(bound.Code[pc]); got != want {
+			t.Errorf("instruction %d: opcode %d, want %d", pc, got, want)
+		}
+	}
+	if bound.Code[6] != compiled[6] {
+		t.Error("SETLIST's data word was rewritten")
+	}
+	redisLib := vm.shows[vm.base.RawGetString("redis").(*lua.LTable)]
+	if got := bound.Constants[opBx(bound.Code[4])]; got != redisLib.RawGetString("call") {
+		t.Errorf("redis.call loads %v", got)
+	}
+}
+
+// TestSandboxLibrariesLeaveReadOnlyTablesAlone: no function a script can
+// reach writes a read-only table (binding relies on their contents), with
+// any of them as its first argument: the proxies stay empty, and base
+// holds what it held.
+func TestSandboxLibrariesLeaveReadOnlyTablesAlone(t *testing.T) {
+	h, cl := scriptHandler(t)
+	if got := run(h, cl, "EVAL", "return 1", "0"); got != ":1\r\n" {
+		t.Fatal(got)
+	}
+	e := h.scripts()
+	snapshot := func() map[lua.LValue]lua.LValue {
+		m := make(map[lua.LValue]lua.LValue)
+		e.vm.base.ForEach(func(k, v lua.LValue) {
+			if k != lua.LString("KEYS") && k != lua.LString("ARGV") {
+				m[k] = v
+			}
+		})
+		return m
+	}
+	before := snapshot()
+	const script = `
+local targets = {_G, string, table, math, coroutine, redis, bit, cjson, cmsgpack, struct}
+local funcs = {}
+for _, v in pairs(_G) do
+	if type(v) == 'function' then funcs[#funcs + 1] = v end
+	if type(v) == 'table' then
+		for _, f in pairs(v) do if type(f) == 'function' then funcs[#funcs + 1] = f end end
+	end
+end
+local shapes = {{}, {1}, {1, 2}, {'x', 1}, {1, 'x'}, {'1', 2}, {true}}
+local calls = 0
+for _, f in ipairs(funcs) do
+	for _, target in ipairs(targets) do
+		for _, shape in ipairs(shapes) do
+			pcall(f, target, unpack(shape))
+			calls = calls + 1
+		end
+	end
+end
+return calls`
+	got := run(h, cl, "EVAL", script, "0")
+	if len(got) < 4 || got[0] != ':' || got == ":0\r\n" {
+		t.Fatalf("the script: %q", got)
+	}
+	for p := range e.vm.shows {
+		if k, v := p.Next(lua.LNil); k != lua.LNil {
+			t.Errorf("a read-only table holds %v = %v (%s)", k, v, got)
+		}
+	}
+	after := snapshot()
+	if len(after) != len(before) {
+		t.Errorf("base has %d globals, had %d", len(after), len(before))
+	}
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("global %v changed", k)
+		}
+	}
+}
