@@ -145,3 +145,27 @@ return calls`
 		}
 	}
 }
+
+// TestIntegerReplyAgreesWithTheReader: the integer fast path gives what
+// the general reader gives, and leaves it whatever is not one whole
+// integer reply.
+func TestIntegerReplyAgreesWithTheReader(t *testing.T) {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer L.Close()
+	for _, buf := range []string{":0\r\n", ":-1\r\n", ":42\r\n", ":9223372036854775807\r\n", ":-9223372036854775808\r\n",
+		":01\r\n", ":-0\r\n", ":+1\r\n", ": 1\r\n", ":1\r\n:2\r\n", ":\r\n", ":x\r\n", ":1\n", "$1\r\n1\r\n", "+1\r\n"} {
+		fast, ok := integerReply([]byte(buf))
+		want, _, isErr, err := convertReply(L, []byte(buf))
+		switch {
+		case !ok:
+			continue
+		case err != nil || isErr:
+			t.Errorf("%q: the fast path gives %v, the reader fails (%v, error reply %v)", buf, fast, err, isErr)
+		case fast != want:
+			t.Errorf("%q: the fast path gives %v, the reader %v", buf, fast, want)
+		}
+	}
+	if _, ok := integerReply([]byte(":42\r\n")); !ok {
+		t.Error("the fast path left a plain integer reply to the reader")
+	}
+}

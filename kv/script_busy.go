@@ -72,9 +72,9 @@ type busyState struct {
 
 	mu      sync.Mutex // the fields below, and the caller's arguments while FUNCTION STATS copies them
 	running bool
-	name    string   // the function's name (FUNCTION STATS)
-	args    [][]byte // the caller's command line, valid while running
-	start   time.Time
+	name    string       // the function's name (FUNCTION STATS)
+	args    [][]byte     // the caller's command line, valid while running
+	start   int64        // monotonicNanos
 	watch   *scriptWatch // stops the run
 }
 
@@ -181,7 +181,7 @@ func (h *Handler) busyError() string {
 // beginRun publishes a run: a function's name ("" for EVAL), the caller's
 // command line (args, which must stay valid until endRun), and the watch
 // that stops it.
-func (h *Handler) beginRun(function bool, name string, args [][]byte, w *scriptWatch, start time.Time) {
+func (h *Handler) beginRun(function bool, name string, args [][]byte, w *scriptWatch, start int64) {
 	b := &h.busy
 	b.mu.Lock()
 	b.running, b.name, b.args, b.start, b.watch = true, name, args, start, w
@@ -304,7 +304,7 @@ func (h *Handler) runningScript(cl *client) {
 		cl.writeBulk(a)
 	}
 	cl.writeBulkStr("duration_ms")
-	cl.writeInt(time.Since(b.start).Milliseconds())
+	cl.writeInt((monotonicNanos() - b.start) / int64(time.Millisecond))
 }
 
 // evalRunning reports whether an EVAL (not a function) is running: FUNCTION

@@ -7,6 +7,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/shoalkv/shoal/internal/ascii"
 	"github.com/shoalkv/shoal/proto/resp"
 )
 
@@ -175,11 +176,28 @@ func luaInteger(f float64) int64 {
 // wrote it) into a Lua value. isErr reports an error reply: the value is
 // then its {err=...} table, as for a reply that does not parse.
 func replyToLua(L *lua.LState, buf []byte) (v lua.LValue, isErr bool) {
+	if v, ok := integerReply(buf); ok {
+		return v, false
+	}
 	v, _, isErr, err := convertReply(L, buf)
 	if err != nil {
 		return errorTable(L, "ERR the command's reply could not be read: "+err.Error()), true
 	}
 	return v, isErr
+}
+
+// integerReply converts buf if it is one integer reply and nothing else,
+// the reply scripts get most (INCR, EXPIRE, DEL, EXISTS...), without the
+// general reader.
+func integerReply(buf []byte) (lua.LValue, bool) {
+	if len(buf) < 4 || buf[0] != ':' || buf[len(buf)-2] != '\r' || buf[len(buf)-1] != '\n' {
+		return nil, false
+	}
+	n, ok := ascii.ParseInt(buf[1 : len(buf)-2])
+	if !ok {
+		return nil, false
+	}
+	return lua.LNumber(n), true
 }
 
 // convertReply converts the reply at the front of buf and returns its

@@ -121,7 +121,7 @@ func (e *scriptEngine) runLua(h *Handler, cl *client, vm *luaVM, s *luaScript, f
 	// lookup a clock read.
 	h.shared.FreezeClock(max(h.shared.Now(), 1))
 	defer h.shared.ThawClock()
-	start := time.Now()
+	start := monotonicNanos() // the monotonic clock alone (half of time.Now)
 	L.SetContext(e.watch.begin(h, watched, start))
 	h.beginRun(by.function, by.name, by.args, &e.watch, start)
 	broken, err := vm.call(fn, args...)
@@ -304,16 +304,16 @@ type scriptWatch struct {
 	h         *Handler // the run's, told when it turns busy; nil between runs
 	watched   bool     // the run may turn busy (a client with a connection)
 	busy      bool     // this run passed the threshold
-	start     time.Time
+	start     int64    // monotonicNanos at the run's start
 	threshold time.Duration
 	heapBase  uint64
-	armed     bool      // the timer will fire (at due)
-	due       time.Time // when the armed timer fires
+	armed     bool  // the timer will fire (at due)
+	due       int64 // when the armed timer fires, in monotonicNanos
 }
 
 // begin starts watching a run of h and returns the context for the VM; a
 // watched run is marked busy once it passes h's busy-reply-threshold.
-func (w *scriptWatch) begin(h *Handler, watched bool, start time.Time) context.Context {
+func (w *scriptWatch) begin(h *Handler, watched bool, start int64) context.Context {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ctx == nil || w.ctx.Err() != nil {
@@ -326,10 +326,10 @@ func (w *scriptWatch) begin(h *Handler, watched bool, start time.Time) context.C
 	// the run's first check. Scripts run back to back then cost no timer
 	// call; the timer finds no run at most once before it rests.
 	first := w.next(0)
-	if due := start.Add(first); w.timer == nil {
+	if due := start + int64(first); w.timer == nil {
 		w.timer = time.AfterFunc(first, w.check)
 		w.armed, w.due = true, due
-	} else if !w.armed || w.due.After(due) {
+	} else if !w.armed || w.due > due {
 		w.timer.Reset(first)
 		w.armed, w.due = true, due
 	}
@@ -352,8 +352,8 @@ func (w *scriptWatch) check() {
 		w.armed = false
 		return
 	}
-	now := time.Now()
-	elapsed := now.Sub(w.start)
+	now := monotonicNanos()
+	elapsed := time.Duration(now - w.start)
 	if w.watched && !w.busy && elapsed >= w.threshold {
 		w.busy = true
 		w.h.markBusy()
@@ -367,7 +367,7 @@ func (w *scriptWatch) check() {
 		return
 	}
 	next := w.next(elapsed)
-	w.due = now.Add(next)
+	w.due = now + int64(next)
 	w.timer.Reset(next)
 }
 
