@@ -169,3 +169,43 @@ func TestIntegerReplyAgreesWithTheReader(t *testing.T) {
 		t.Error("the fast path left a plain integer reply to the reader")
 	}
 }
+
+// TestOKTablesAreFreshToEachCall: the {ok="OK"} tables redis.call hands
+// out again from run to run are distinct within a run, and one that a run
+// changed in any way is not handed out again.
+func TestOKTablesAreFreshToEachCall(t *testing.T) {
+	if lTableArray < 0 || lTableKeys < 0 {
+		t.Fatal("gopher-lua's LTable has no array or keys slice: pristineOK takes no table, and SET from scripts got slower")
+	}
+	h, cl := scriptHandler(t)
+	const distinct = "local a = redis.call('SET', 'k', 'v') local b = redis.call('SET', 'k', 'v') " +
+		"a.ok = 'changed' return {rawequal(a, b) and 1 or 0, b.ok, a.ok}"
+	for range 3 {
+		if got := run(h, cl, "EVAL", distinct, "0"); got != "*3\r\n:0\r\n$2\r\nOK\r\n$7\r\nchanged\r\n" {
+			t.Fatalf("two calls: %q", got)
+		}
+	}
+	for _, change := range []string{"r.x = 1", "r.x = 1 r.x = nil", "r[1] = 1", "r[1] = 1 r[1] = nil", "r[3] = 1",
+		"r.ok = 'no'", "setmetatable(r, {})", "r.ok = nil"} {
+		script := "local r = redis.call('SET', 'k', 'v') " + change + " return 1"
+		if got := run(h, cl, "EVAL", script, "0"); got != ":1\r\n" {
+			t.Fatalf("%s: %q", change, got)
+		}
+		const look = "local r = redis.call('SET', 'k', 'v') local n = 0 for _ in pairs(r) do n = n + 1 end " +
+			"return {n, r.ok, #r, getmetatable(r) == nil and 1 or 0}"
+		if got := run(h, cl, "EVAL", look, "0"); got != "*4\r\n:1\r\n$2\r\nOK\r\n:0\r\n:1\r\n" {
+			t.Errorf("after %s, the next run's table: %q", change, got)
+		}
+	}
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer L.Close()
+	fresh := fieldTable(L, "ok", luaOK)
+	if !pristineOK(fresh) {
+		t.Error("a fresh {ok='OK'} is not taken for pristine")
+	}
+	fresh.RawSetString("x", lua.LTrue)
+	fresh.RawSetString("x", lua.LNil)
+	if pristineOK(fresh) {
+		t.Error("a table that had another key is taken for pristine")
+	}
+}

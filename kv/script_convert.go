@@ -2,6 +2,7 @@ package kv
 
 import (
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -179,11 +180,78 @@ func replyToLua(L *lua.LState, buf []byte) (v lua.LValue, isErr bool) {
 	if v, ok := integerReply(buf); ok {
 		return v, false
 	}
+	if string(buf) == "+OK\r\n" {
+		return fieldTable(L, "ok", luaOK), false
+	}
 	v, _, isErr, err := convertReply(L, buf)
 	if err != nil {
 		return errorTable(L, "ERR the command's reply could not be read: "+err.Error()), true
 	}
 	return v, isErr
+}
+
+// luaOK is the text of the status reply most writes answer, made once.
+var luaOK lua.LValue = lua.LString("OK")
+
+// okPool is the EVAL state's {ok="OK"} tables, the reply of most writes,
+// handed out again from run to run: making one costs gopher-lua eight
+// allocations (a table, its maps and key list), about as much as the rest
+// of a SET from a script. Nothing of a run outlives it (globals are
+// read-only, KEYS and ARGV are refilled: scriptArray), so no script sees a
+// table twice; within a run each call gets a table of its own, as in Redis,
+// and a table the last run changed is replaced.
+type okPool struct {
+	tables []*lua.LTable
+	used   int // handed out in this run
+}
+
+// okPoolMax bounds the tables kept: a run that gets more makes the rest.
+const okPoolMax = 64
+
+// next returns an {ok="OK"} table no one else holds in this run.
+func (p *okPool) next(L *lua.LState) *lua.LTable {
+	if p.used < len(p.tables) {
+		t := p.tables[p.used]
+		if !pristineOK(t) {
+			t = fieldTable(L, "ok", luaOK)
+			p.tables[p.used] = t
+		}
+		p.used++
+		return t
+	}
+	t := fieldTable(L, "ok", luaOK)
+	if len(p.tables) < okPoolMax {
+		p.tables = append(p.tables, t)
+		p.used++
+	}
+	return t
+}
+
+// The indexes of gopher-lua's LTable fields that pristineOK reads (-1: not
+// found, and then no table is taken for pristine).
+var (
+	lTableArray = sliceField("array")
+	lTableKeys  = sliceField("keys")
+)
+
+func sliceField(name string) int {
+	f, ok := reflect.TypeFor[lua.LTable]().FieldByName(name)
+	if !ok || len(f.Index) != 1 || f.Type.Kind() != reflect.Slice {
+		return -1
+	}
+	return f.Index[0]
+}
+
+// pristineOK reports whether t is {ok="OK"} as fieldTable made it: no
+// metatable, no array element, and no key but ok ever set (gopher-lua keeps
+// the keys a table ever had in a list that only grows, so a table whose
+// fields came and went is not taken again, lest that list grow run by run).
+func pristineOK(t *lua.LTable) bool {
+	if lTableArray < 0 || lTableKeys < 0 || t.Metatable != lua.LNil {
+		return false
+	}
+	v := reflect.ValueOf(t).Elem()
+	return v.Field(lTableArray).Len() == 0 && v.Field(lTableKeys).Len() == 1 && t.RawGetString("ok") == luaOK
 }
 
 // integerReply converts buf if it is one integer reply and nothing else,
@@ -222,6 +290,9 @@ func convertReply(L *lua.LState, buf []byte) (v lua.LValue, n int, isErr bool, e
 	}
 	switch r.Kind {
 	case '+':
+		if string(r.Data) == "OK" {
+			return fieldTable(L, "ok", luaOK), n, false, nil
+		}
 		return fieldTable(L, "ok", lua.LString(r.Data)), n, false, nil
 	case '-', '!':
 		t := errorTable(L, "-"+string(r.Data))

@@ -48,6 +48,9 @@ type luaVM struct {
 	// keys and argv are an EVAL's KEYS and ARGV, kept from run to run
 	// (script_run.go).
 	keys, argv scriptArray
+	// oks are the {ok="OK"} tables EVAL's redis.call hands out
+	// (script_convert.go).
+	oks okPool
 	// fns are the EVAL scripts' functions in this state, made at each
 	// one's first run here (script_run.go) from code bound to this state
 	// (script_bind.go).

@@ -95,7 +95,13 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	sc := r.sc
 	sc.out = sc.out[:0]
 	r.h.dispatch(sc, args)
-	v, isErr := replyToLua(L, sc.out)
+	var v lua.LValue
+	var isErr bool
+	if r.oks != nil && string(sc.out) == "+OK\r\n" {
+		v = r.oks.next(L)
+	} else {
+		v, isErr = replyToLua(L, sc.out)
+	}
 	if isErr && raise {
 		L.Error(v, 0)
 	}

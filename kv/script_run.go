@@ -61,7 +61,8 @@ type scriptRun struct {
 	wrote    bool     // a write command ran (Redis's SCRIPT_WRITE_DIRTY)
 	args     [][]byte // redis.call's command line, slices of argBuf
 	argBuf   []byte
-	ends     []int // where each argument ends in argBuf
+	ends     []int   // where each argument ends in argBuf
+	oks      *okPool // the EVAL state's; nil in a function's run
 }
 
 // execute runs s for cl with keys and argv and writes its reply; cmdArgs
@@ -109,6 +110,12 @@ func (e *scriptEngine) runLua(h *Handler, cl *client, vm *luaVM, s *luaScript, f
 	sc := e.bindClient(h, cl)
 	r := &e.run
 	*r = scriptRun{h: h, caller: cl, sc: sc, script: s, readOnly: readOnly, args: r.args[:0], argBuf: r.argBuf[:0], ends: r.ends[:0]}
+	if vm == e.vm {
+		// Only EVAL's state: a function library can keep a reply from
+		// call to call.
+		r.oks = &vm.oks
+		r.oks.used = 0
+	}
 	e.running = true
 	defer e.unbind(cl, sc)
 
@@ -282,7 +289,7 @@ func (e *scriptEngine) unbind(cl, sc *client) {
 	}
 	sc.h, sc.stats, e.loop.cmds = nil, nil, nil
 	r := &e.run
-	r.h, r.caller, r.sc, r.script = nil, nil, nil, nil
+	r.h, r.caller, r.sc, r.script, r.oks = nil, nil, nil, nil, nil
 	clear(r.args)
 	if cap(r.argBuf) > 64<<10 {
 		r.argBuf = nil
