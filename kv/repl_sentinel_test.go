@@ -2,6 +2,7 @@ package kv_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -29,7 +30,13 @@ func TestSentinelReconfigurationTransaction(t *testing.T) {
 		other.Do("PING")
 		var out []string
 		for _, st := range steps {
-			out = append(out, c.Do(st...))
+			reply := c.Do(st...)
+			if st[0] == "ROLE" {
+				// A replica of a dead port is "connect" between attempts and
+				// "connecting" during one, on either server, as timing has it.
+				reply = strings.Replace(reply, "$10\r\nconnecting\r\n", "$7\r\nconnect\r\n", 1)
+			}
+			out = append(out, reply)
 		}
 		return out
 	})
