@@ -57,27 +57,7 @@ func (h *aheadEcho) OnTraffic(c *Conn, in []byte) int {
 func TestReadAheadShowsEveryReadyConnectionOnce(t *testing.T) {
 	const n = 8
 	h := &aheadEcho{conns: make(chan *Conn, n), shown: map[*Conn][]byte{}}
-	s := startServer(t, h, Options{Loops: 1})
-	clients := make([]net.Conn, n)
-	conns := make([]*Conn, n)
-	for i := range clients {
-		clients[i] = dial(t, s)
-		conns[i] = <-h.conns
-	}
-	release := stallLoop(t, conns[0])
-	for i, cl := range clients {
-		fmt.Fprintf(cl, "line from client %d\n", i)
-	}
-	for _, c := range conns {
-		waitSocket(t, c.fd, unix.POLLIN, release)
-	}
-	release()
-	for i, cl := range clients {
-		got, err := bufio.NewReader(cl).ReadString('\n')
-		if want := fmt.Sprintf("line from client %d\n", i); err != nil || got != want {
-			t.Fatalf("client %d got %q, %v; want %q", i, got, err, want)
-		}
-	}
+	echoReadyAtOnce(t, h, h.conns, n)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.problems) > 0 {
@@ -101,16 +81,27 @@ func (h *panickyAhead) ReadAhead([]*Conn, [][]byte) { panic("read-ahead bug") }
 func TestReadAheadPanicServesOn(t *testing.T) {
 	const n = 4
 	h := &panickyAhead{aheadEcho{conns: make(chan *Conn, n), shown: map[*Conn][]byte{}}}
+	s := echoReadyAtOnce(t, h, h.conns, n)
+	if p := s.panics.Load(); p != 1 {
+		t.Fatalf("%d panics counted, want 1", p)
+	}
+}
+
+// echoReadyAtOnce serves h on one loop, connects n clients, and stalls the
+// loop while each sends a line, until every line is in its socket: the next
+// poll finds all n ready. Each client must get its line back.
+func echoReadyAtOnce(t *testing.T, h Handler, opened chan *Conn, n int) *Server {
+	t.Helper()
 	s := startServer(t, h, Options{Loops: 1})
 	clients := make([]net.Conn, n)
 	conns := make([]*Conn, n)
 	for i := range clients {
 		clients[i] = dial(t, s)
-		conns[i] = <-h.conns
+		conns[i] = <-opened
 	}
 	release := stallLoop(t, conns[0])
 	for i, cl := range clients {
-		fmt.Fprintf(cl, "ping %d\n", i)
+		fmt.Fprintf(cl, "line from client %d\n", i)
 	}
 	for _, c := range conns {
 		waitSocket(t, c.fd, unix.POLLIN, release)
@@ -118,11 +109,9 @@ func TestReadAheadPanicServesOn(t *testing.T) {
 	release()
 	for i, cl := range clients {
 		got, err := bufio.NewReader(cl).ReadString('\n')
-		if want := fmt.Sprintf("ping %d\n", i); err != nil || got != want {
+		if want := fmt.Sprintf("line from client %d\n", i); err != nil || got != want {
 			t.Fatalf("client %d got %q, %v; want %q", i, got, err, want)
 		}
 	}
-	if p := s.panics.Load(); p != 1 {
-		t.Fatalf("%d panics counted, want 1", p)
-	}
+	return s
 }
