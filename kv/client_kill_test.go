@@ -13,11 +13,11 @@ func TestClientKillCountsAClientOnce(t *testing.T) {
 	for try := range 50 {
 		other := dialRaw(t, s.addr)
 		other.Do("PING")
-		got := c.Do("MULTI")
+		c.Do("MULTI")
 		c.Do("CLIENT", "KILL", "TYPE", "normal")
 		c.Do("CLIENT", "KILL", "TYPE", "normal")
 		c.Do("CLIENT", "LIST")
-		got = c.Do("EXEC")
+		got := c.Do("EXEC")
 		want := "*3\r\n:1\r\n:0\r\n"
 		if len(got) < len(want) || got[:len(want)] != want {
 			t.Fatalf("try %d: EXEC %q, want the first kill to count 1 and the second 0", try, got)
