@@ -13,6 +13,12 @@
 # CMDS picks the commands (default "get set"); "evalsha" runs a rate limiter's
 # script, INCR then EXPIRE of one key, loaded with SCRIPT LOAD on both servers:
 #   CMDS=evalsha benchmark/scripts/redis-benchmark-cpu.sh 3 200000
+# Issue 26's rows: xadd (XADD to random streams), setbit and bitcount (random
+# bitmaps of 513 bytes), pfadd and pfcount (one HyperLogLog), geoadd (to one
+# geo set) and geosearch (the 10 nearest within 20 km of 500 points about 50 km
+# around Palermo, written first); run the writes before the reads that read
+# what they wrote:
+#   CMDS="xadd setbit bitcount pfadd pfcount geoadd geosearch" benchmark/scripts/redis-benchmark-cpu.sh 3 200000
 #
 # NOTIFY sets notify-keyspace-events on both servers and keeps one
 # PSUBSCRIBE __key*__:* subscriber on each reading every event:
@@ -45,14 +51,31 @@ if [ "$(redis-cli -p 16402 script load "$limiter")" != "$sha" ]; then
   exit 1
 fi
 
+if [[ " $cmds " == *" geosearch "* ]]; then
+  pts=()
+  for ((i = 0; i < 500; i++)); do
+    pts+=("$(awk -v i=$i 'BEGIN { printf "%.2f %.2f", 13.0 + (i % 25) * 0.03, 37.9 + int(i / 25) * 0.02 }')" "p$i")
+  done
+  for port in 16401 16402; do
+    # shellcheck disable=SC2086
+    redis-cli -p $port GEOADD geo ${pts[*]} >/dev/null
+  done
+fi
+
 run() { # server pid port depth cmd
   local before after out rps
   before=$(cpu_ticks "$2")
-  if [ "$5" = evalsha ]; then
-    set -- "$@" evalsha "$sha" 1 "rl:__rand_int__" 60
-  else
-    set -- "$@" -t "$5"
-  fi
+  case "$5" in
+  evalsha) set -- "$@" evalsha "$sha" 1 "rl:__rand_int__" 60 ;;
+  xadd) set -- "$@" XADD "st:__rand_int__" '*' field value ;;
+  setbit) set -- "$@" SETBIT "bm:__rand_int__" 4097 1 ;;
+  bitcount) set -- "$@" BITCOUNT "bm:__rand_int__" ;;
+  pfadd) set -- "$@" PFADD hll "el:__rand_int__" ;;
+  pfcount) set -- "$@" PFCOUNT hll ;;
+  geoadd) set -- "$@" GEOADD geow 13.361389 38.115556 "m:__rand_int__" ;;
+  geosearch) set -- "$@" GEOSEARCH geo FROMLONLAT 13.3 38.1 BYRADIUS 20 km ASC COUNT 10 ;;
+  *) set -- "$@" -t "$5" ;;
+  esac
   out=$(redis-benchmark -p "$3" -c 50 -P "$4" -n "$requests" -r 100000 -q "${@:6}" 2>&1 | tr '\r' '\n' | grep -i "requests per second" | tail -1)
   after=$(cpu_ticks "$2")
   rps=$(sed -E 's/.*: ([0-9.]+) requests per second.*/\1/' <<<"$out")
