@@ -64,7 +64,7 @@ func (k *loopCounters) noteAbort(err error) {
 // Load and the OutputBacklog counts are known (see the engine's
 // documentation).
 func (s *Server) Counters() []LoopCounters {
-	if s.runner != nil {
+	if s.engineUp.Load() {
 		return s.engineCounters()
 	}
 	s.mu.Lock()

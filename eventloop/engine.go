@@ -101,6 +101,9 @@ func (s *Server) startEngine() error {
 		return err
 	}
 	s.runner = r // s.addr was set by host.Boot, before the engine served
+	// The handler was booted before this (host.Boot), so its goroutines
+	// may already call Counters: they look at runner only after engineUp.
+	s.engineUp.Store(true)
 	go func() {
 		s.engineErr = r.Wait() // before done closes: Serve reads it after
 		if sh := s.listeners[0].onShutdown; sh != nil {

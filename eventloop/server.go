@@ -76,6 +76,7 @@ type Server struct {
 	handshakes *handshaker // runs TLS handshakes (tls_handshake.go); nil without a TLS listener
 
 	runner    engine.Runner // Options.Engine once started; nil on the native engine
+	engineUp  atomic.Bool   // runner is set: read it first off Start's goroutine (Counters)
 	engineErr error         // why Options.Engine stopped, if not by Shutdown; set before done closes
 
 	// Acceptor goroutine only (nil poller and no sockets with ReusePort).
