@@ -355,13 +355,7 @@ func cmdXTrim(_ *Handler, cl *client, args [][]byte) {
 
 // cmdXDel: XDEL key id [id ...].
 func cmdXDel(_ *Handler, cl *client, args [][]byte) {
-	switch cl.db().Type(args[1]) {
-	case "none":
-		cl.writeInt(0)
-		return
-	case "stream":
-	default:
-		cl.writeError(store.ErrWrongType.Error())
+	if !streamOrZero(cl, args[1]) {
 		return
 	}
 	ids := make([]store.StreamID, 0, len(args)-2)
@@ -451,4 +445,18 @@ func cmdXSetID(_ *Handler, cl *client, args [][]byte) {
 		cl.writeOK()
 		cl.notify(evStream, "xsetid", args[1])
 	}
+}
+
+// streamOrZero reports whether key holds a stream; otherwise it answers
+// :0 for a missing key and WRONGTYPE for another kind (XDEL, XACK).
+func streamOrZero(cl *client, key []byte) bool {
+	switch cl.db().Type(key) {
+	case "none":
+		cl.writeInt(0)
+		return false
+	case "stream":
+		return true
+	}
+	cl.writeError(store.ErrWrongType.Error())
+	return false
 }

@@ -235,13 +235,7 @@ func cmdXGroupHelp(_ *Handler, cl *client, _ [][]byte) {
 
 // cmdXAck: XACK key group id [id ...].
 func cmdXAck(_ *Handler, cl *client, args [][]byte) {
-	switch cl.db().Type(args[1]) {
-	case "none":
-		cl.writeInt(0)
-		return
-	case "stream":
-	default:
-		cl.writeError(store.ErrWrongType.Error())
+	if !streamOrZero(cl, args[1]) {
 		return
 	}
 	var acked int64
